@@ -1,0 +1,33 @@
+"""nbgrader settings shared by every command this pack runs.
+
+tools/build.py and autograder/grade.py copy this file into the throwaway course
+folders they work in, so there is one place to change a setting.
+"""
+import sys
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (nbgrader injects get_config)
+
+c.CourseDirectory.course_id = "rag-building-blocks"
+
+# the stub students see in place of a solution
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+# an endless loop in one cell costs the student that cell, not the whole class
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+
+# a student who deleted a graded cell gets it back (and loses its points),
+# instead of the whole notebook failing to grade (nbgrader issue 1941)
+c.OverwriteCells.add_missing_cells = True
+
+# feedback shows the student which hidden test failed, not its code
+# (nbgrader issues 917 and 1363). The grading script copies rag_feedback.py
+# into the course folder it runs nbgrader in.
+if (Path.cwd() / "rag_feedback.py").exists():
+    sys.path.insert(0, str(Path.cwd()))
+    c.GenerateFeedback.preprocessors = [
+        "nbgrader.preprocessors.GetGrades",
+        "rag_feedback.RedactHiddenTests",
+        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    ]

@@ -1,0 +1,79 @@
+"""BM25, dense and hybrid search over chunks, and their evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .bm25 import BM25Index
+from .chunking import Chunk
+from .dense import DenseIndex
+from .fusion import rrf
+from .metrics import hit_at_k, mrr, ndcg_at_k, recall_at_k, relevant_chunk_ids
+
+__all__ = ["MODES", "Retriever", "evaluate"]
+
+MODES = ("bm25", "dense", "hybrid")
+
+
+def _ids(pairs: Iterable[tuple[str, float]]) -> list[str]:
+    return [chunk_id for chunk_id, _ in pairs]
+
+
+class Retriever:
+    """Both indexes over ``chunk.indexed_text`` (so context notes are searched)."""
+
+    def __init__(self, chunks: Sequence[Chunk], dim: int = 256) -> None:
+        self.chunks = list(chunks)
+        if not self.chunks:
+            raise ValueError("chunks must hold at least one chunk (got an empty list)")
+        self.by_id = {c.chunk_id: c for c in self.chunks}
+        ids = [c.chunk_id for c in self.chunks]
+        texts = [c.indexed_text for c in self.chunks]
+        self.bm25 = BM25Index(texts, ids)
+        self.dense = DenseIndex(texts, ids, dim=dim)
+
+    def search(
+        self, query: str, k: int = 10, mode: str = "hybrid", depth: int = 10
+    ) -> list[str]:
+        """Ids of the best ``k`` chunks for ``query``.
+
+        ``mode="hybrid"`` fuses the top ``depth`` ids of BM25 and of the dense
+        index with :func:`ragkit.fusion.rrf` (k=60) and keeps the first ``k``.
+        """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES} (got {mode!r})")
+        if mode != "hybrid":
+            index = self.bm25 if mode == "bm25" else self.dense
+            return _ids(index.search(query, k))
+        # rrf sees only ranks, so BM25 scores and cosines need no common scale
+        lexical = _ids(self.bm25.search(query, depth))
+        semantic = _ids(self.dense.search(query, depth))
+        return _ids(rrf([lexical, semantic], top=k))
+
+
+def evaluate(retriever: Retriever, questions: Iterable, mode: str, k: int = 3) -> dict:
+    """Mean retrieval metrics of ``mode`` over ``questions``.
+
+    Each question needs ``.question`` and ``.answer``; its relevant chunks are
+    those whose text holds the answer (:func:`relevant_chunk_ids`), so an
+    answer cut in two by a chunker counts as a miss. Returns a dict with
+    ``hit``, ``recall`` and ``ndcg`` at ``k``, ``mrr`` over the top 10, and
+    ``n`` (the number of questions).
+    """
+    rows = []
+    for q in questions:
+        relevant = relevant_chunk_ids(retriever.chunks, q.answer)
+        ranked = retriever.search(q.question, k=10, mode=mode)
+        rows.append(
+            (
+                hit_at_k(ranked, relevant, k),
+                recall_at_k(ranked, relevant, k),
+                mrr(ranked, relevant, 10),
+                ndcg_at_k(ranked, relevant, k),
+            )
+        )
+    if not rows:
+        raise ValueError("questions must hold at least one question")
+    n = len(rows)
+    hit, recall, rr, ndcg = (sum(col) / n for col in zip(*rows))
+    return {"hit": hit, "recall": recall, "mrr": rr, "ndcg": ndcg, "n": n}

@@ -1,0 +1,98 @@
+"""The committed release/ and notebooks/ are what the masters build today."""
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
+
+
+def notebook_files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*.ipynb"))
+
+
+def test_there_are_lab_masters_and_no_outputs_in_them():
+    """Masters are edited by hand and carry no outputs (the reading edition has them)."""
+    assert len(MASTERS) >= 2
+    for path in MASTERS:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [], f"{path.name}: master cell has outputs"
+                assert cell.execution_count is None
+
+
+def test_release_is_not_stale(fresh_build):
+    """release/ equals, byte for byte, what nbgrader generate_assignment makes now."""
+    committed, rebuilt = ROOT / "release", fresh_build / "release"
+    assert notebook_files(committed) == notebook_files(rebuilt)
+    for rel in notebook_files(rebuilt):
+        assert (committed / rel).read_bytes() == (rebuilt / rel).read_bytes(), \
+            f"release/{rel} is stale: run `make build`"
+
+
+def test_reading_edition_is_not_stale(fresh_build):
+    """notebooks/ has the masters' current cells and the outputs they produce now."""
+    committed, rebuilt = ROOT / "notebooks", fresh_build / "notebooks"
+    assert notebook_files(committed) == [m.name for m in MASTERS]
+    for name in notebook_files(rebuilt):
+        old = nbformat.read(committed / name, as_version=4)
+        new = nbformat.read(rebuilt / name, as_version=4)
+        assert [c.source for c in old.cells] == [c.source for c in new.cells], \
+            f"notebooks/{name}: cell sources are stale: run `make build`"
+        for i, (a, b) in enumerate(zip(old.cells, new.cells)):
+            if a.cell_type == "code":
+                assert json.dumps(a.outputs, sort_keys=True) == json.dumps(b.outputs, sort_keys=True), \
+                    f"notebooks/{name} cell {i}: outputs differ from a fresh run"
+
+
+def test_build_is_byte_reproducible(fresh_build):
+    """A rebuild writes identical bytes, so git only shows real changes."""
+    for rel in notebook_files(fresh_build / "notebooks"):
+        assert (ROOT / "notebooks" / rel).read_bytes() == \
+            (fresh_build / "notebooks" / rel).read_bytes(), f"notebooks/{rel} differs"
+
+
+def test_release_holds_no_solutions_or_hidden_tests():
+    """The student edition keeps neither solution code nor hidden tests."""
+    markers = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")
+    released = notebook_files(ROOT / "release")
+    assert released
+    for rel in released:
+        text = (ROOT / "release" / rel).read_text(encoding="utf-8")
+        assert not markers.search(text), f"release/{rel} leaks a solution or hidden test"
+
+
+def test_release_keeps_none_of_the_solution_lines():
+    """No line written between the solution markers survives into the release."""
+    for master in MASTERS:
+        nb = nbformat.read(master, as_version=4)
+        released = (ROOT / "release" / "lab" / master.name).read_text(encoding="utf-8")
+        released_nb = nbformat.read(ROOT / "release" / "lab" / master.name, as_version=4)
+        released_lines = {ln.strip() for c in released_nb.cells for ln in c.source.splitlines()}
+        for cell in nb.cells:
+            inside = False
+            for line in cell.source.splitlines():
+                if "### BEGIN SOLUTION" in line:
+                    inside = True
+                elif "### END SOLUTION" in line:
+                    inside = False
+                elif inside and len(line.strip()) > 12:
+                    assert line.strip() not in released_lines, \
+                        f"{master.name}: solution line kept in the release: {line.strip()!r}"
+        assert "raise NotImplementedError()" in released
+
+
+def test_every_grade_cell_has_points_and_a_docstring():
+    """Each graded test says what it checks and what it is worth."""
+    for master in MASTERS:
+        nb = nbformat.read(master, as_version=4)
+        graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        assert graded, f"{master.name} has no graded cells"
+        for cell in graded:
+            meta = cell.metadata["nbgrader"]
+            assert meta.get("points", 0) > 0, f"{master.name}:{meta['grade_id']} has no points"
+            first = cell.source.lstrip().splitlines()[0]
+            assert first.startswith('"""'), f"{master.name}:{meta['grade_id']} lacks a docstring"

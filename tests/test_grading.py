@@ -1,0 +1,207 @@
+"""The grader, run for real (nbgrader + bubblewrap) on the sample class.
+
+The expected scores come from the masters' nbgrader metadata and from what each
+sample student did (autograder/make_sample_class.py), never from a grading run.
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "autograder" / "sample_class"
+GRADE = ROOT / "autograder" / "grade.py"
+sys.path.insert(0, str(ROOT / "autograder"))
+import make_sample_class as msc  # noqa: E402
+
+MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
+
+
+def grade_cells(master: Path) -> list[tuple[str, float, int]]:
+    """(grade_id, points, index of the task it follows) for each graded cell."""
+    nb = nbformat.read(master, as_version=4)
+    rows, task = [], -1
+    for cell in nb.cells:
+        m = cell.metadata.get("nbgrader", {})
+        if m.get("solution"):
+            task += 1
+        if m.get("grade"):
+            rows.append((m["grade_id"], float(m["points"]), task))
+    return rows
+
+
+def total(master: Path) -> float:
+    return sum(p for _, p, _ in grade_cells(master))
+
+
+def expected_scores() -> dict[tuple[str, str], float]:
+    first = MASTERS[0]
+    exp = {}
+    for m in MASTERS:
+        exp[("ada_complete", m.name)] = total(m)
+        exp[("eli_alternative", m.name)] = total(m)
+        exp[("ben_blank", m.name)] = 0.0
+        # cai answered the first tasks of the first notebook: only their tests pass
+        exp[("cai_partial", m.name)] = sum(
+            p for _, p, t in grade_cells(m) if 0 <= t < msc.PARTIAL_TASKS) if m == first else 0.0
+        # dee's rewritten tests are put back by nbgrader, and fail on her blanks
+        exp[("dee_tampered", m.name)] = total(m) if m == first else 0.0
+    return exp
+
+
+def run_grader(submissions: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(GRADE), "--submissions", str(submissions),
+                           "--out", str(out), *extra], capture_output=True, text=True)
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    before = tree_digest(SAMPLE)
+    out = tmp_path_factory.mktemp("grades")
+    proc = run_grader(SAMPLE, out)
+    return proc, out, before
+
+
+def test_sample_class_is_current(tmp_path):
+    """autograder/sample_class is what make_sample_class.py writes from today's release."""
+    msc.build(tmp_path)
+    assert tree_digest(tmp_path) == tree_digest(SAMPLE), "run `make sample-class`"
+
+
+def test_grader_finishes_cleanly(graded):
+    """Every student is graded and nothing leaks; the run exits 0."""
+    proc, out, _ = graded
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"graded {len(msc.STUDENTS)} of {len(msc.STUDENTS)} students" in proc.stdout
+
+
+def test_every_score_is_what_the_student_earned(graded):
+    """Full marks for correct work in either style, 0 for blanks, tampering undone."""
+    _, out, _ = graded
+    scores = pd.read_csv(out / "scores.csv")
+    got = {(r.student, r.notebook): r.score for r in scores.itertuples()}
+    assert got == pytest.approx(expected_scores())
+    for m in MASTERS:
+        assert set(scores.loc[scores.notebook == m.name, "max_score"]) == {total(m)}
+
+
+def test_sample_students_differ_in_score():
+    """The class spans the range: full, zero and something in between."""
+    exp = expected_scores()
+    per_student = {s: sum(v for (st, _), v in exp.items() if st == s) for s in msc.STUDENTS}
+    full = sum(total(m) for m in MASTERS)
+    assert per_student["ada_complete"] == full
+    assert 0 < per_student["cai_partial"] < per_student["dee_tampered"] < full
+
+
+def test_export_csv_has_one_row_per_student(graded):
+    """nbgrader export's CSV lists each student once with the same total."""
+    _, out, _ = graded
+    grades = pd.read_csv(out / "grades.csv")
+    assert sorted(grades["student_id"]) == sorted(msc.STUDENTS)
+    scores = pd.read_csv(out / "scores.csv").groupby("student")["score"].sum()
+    for row in grades.itertuples():
+        assert row.score == pytest.approx(scores[row.student_id])
+
+
+def test_feedback_exists_and_hides_hidden_tests(graded):
+    """One HTML page per student and notebook, with no hidden test code in it."""
+    _, out, _ = graded
+    for student in msc.STUDENTS:
+        pages = sorted((out / "feedback" / student / "lab").glob("*.html"))
+        assert [p.stem for p in pages] == [m.stem for m in MASTERS]
+        for page in pages:
+            text = page.read_text(encoding="utf-8")
+            assert "BEGIN HIDDEN TESTS" not in text
+            assert "hidden tests ran here" in text
+
+
+def test_grading_leaves_every_submission_untouched(graded):
+    """The grader only reads the submissions."""
+    _, _, before = graded
+    assert tree_digest(SAMPLE) == before
+
+
+def test_rerun_into_its_own_output_folder_works(graded, tmp_path):
+    """Grading again into a folder the grader made replaces the old results."""
+    _, out, _ = graded
+    copy = tmp_path / "again"
+    shutil.copytree(out, copy)
+    proc = run_grader(SAMPLE / ".." / "sample_class", copy, "--jobs", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (copy / "scores.csv").read_text() == (out / "scores.csv").read_text()
+
+
+def test_refuses_an_output_folder_it_did_not_make(tmp_path):
+    """A folder with someone else's files is never wiped."""
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    proc = run_grader(SAMPLE, out)
+    assert proc.returncode != 0
+    assert "was not made by this script" in proc.stderr + proc.stdout
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_refuses_output_inside_the_submissions(tmp_path):
+    """Results may not be written among the submissions."""
+    subs = tmp_path / "subs"
+    shutil.copytree(SAMPLE / "ben_blank", subs / "ben_blank")
+    proc = run_grader(subs, subs / "results")
+    assert proc.returncode != 0
+    assert "--out must lie outside --submissions" in proc.stderr + proc.stdout
+
+
+def test_a_broken_submission_does_not_stop_the_class(tmp_path):
+    """Unreadable JSON and a deleted test cell are reported; the others are graded."""
+    subs = tmp_path / "subs"
+    shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
+    shutil.copytree(SAMPLE / "ada_complete", subs / "gus_broken")
+    first, second = MASTERS[0].name, MASTERS[-1].name
+    (subs / "gus_broken" / "lab" / first).write_text("{ this is not json")
+    nb = nbformat.read(subs / "gus_broken" / "lab" / second, as_version=4)
+    deleted = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
+    nb.cells.remove(deleted)
+    nbformat.write(nb, subs / "gus_broken" / "lab" / second)
+    out = tmp_path / "out"
+    proc = run_grader(subs, out, "--jobs", "2")
+    problems = pd.read_csv(out / "problems.csv")
+    gus = " | ".join(problems.loc[problems.student == "gus_broken", "problem"])
+    assert "not a readable notebook" in gus
+    assert deleted.metadata["nbgrader"]["grade_id"] in gus
+    scores = pd.read_csv(out / "scores.csv")
+    ada = scores[scores.student == "ada_complete"]["score"].sum()
+    assert ada == pytest.approx(sum(total(m) for m in MASTERS)), proc.stdout
+
+
+def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
+    """Under the grader's bubblewrap, code writes only its own folder and has no network."""
+    from grade import sandbox
+
+    course = tmp_path / "work" / "mallory"
+    course.mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    code = ("import pathlib, socket\n"
+            f"pathlib.Path({str(course / 'ok.txt')!r}).write_text('fine')\n"
+            f"try:\n    pathlib.Path({str(outside)!r}).write_text('escaped')\n"
+            "except OSError:\n    print('write blocked')\n"
+            # a fresh network namespace has the loopback device and nothing else
+            "names = sorted(n for _, n in socket.if_nameindex())\n"
+            "print('network blocked' if names == ['lo'] else names)\n")
+    proc = subprocess.run(sandbox([sys.executable, "-c", code], course),
+                          capture_output=True, text=True, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert (course / "ok.txt").read_text() == "fine"
+    assert not outside.exists()
+    assert "write blocked" in proc.stdout and "network blocked" in proc.stdout

@@ -1,0 +1,158 @@
+"""ragkit.bm25: the three BM25 effects, edge cases, and a plain-Python reference."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragkit.bm25 import BM25Index
+from ragkit.text import tokenize
+
+SHOP = [
+    "fault LC-0417 means the lid is open",
+    "the bandsaw blade is dull",
+    "the bandsaw and the lathe share one dust extractor every day",
+]
+
+
+def reference_scores(texts, query, k1=1.5, b=0.75):
+    """Slow BM25 straight from the formula, one document at a time."""
+    docs = [tokenize(t) for t in texts]
+    n = len(docs)
+    avgdl = sum(len(d) for d in docs) / n
+    out = []
+    for d in docs:
+        total = 0.0
+        for term in set(tokenize(query)):
+            f = d.count(term)
+            if f == 0:
+                continue
+            n_t = sum(1 for other in docs if term in other)
+            idf = math.log(1 + (n - n_t + 0.5) / (n_t + 0.5))
+            total += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(d) / avgdl))
+        out.append(total)
+    return out
+
+
+def test_rare_literal_code_wins():
+    """Only text 0 holds the code, so it is the one result."""
+    assert BM25Index(SHOP).search("LC-0417")[0][0] == "0"
+    hits = BM25Index(SHOP).search("what does LC-0417 mean")
+    assert [i for i, _ in hits] == ["0"]
+
+
+def test_no_shared_term_means_no_results():
+    """Scores are all zero, and search keeps only positive scores."""
+    index = BM25Index(SHOP)
+    assert index.search("zebra") == []
+    assert index.search("the and of") == []  # stopwords only
+    assert not index.scores("zebra").any()
+
+
+def test_rarer_term_has_higher_idf_and_idf_stays_positive():
+    """N=3: idf(lc-0417, n=1) = ln(1+2.5/1.5); idf(bandsaw, n=2) = ln(1+1.5/2.5)."""
+    index = BM25Index(SHOP)
+    assert index.idf("lc-0417") == pytest.approx(math.log(1 + 2.5 / 1.5))
+    assert index.idf("bandsaw") == pytest.approx(math.log(1 + 1.5 / 2.5))
+    assert index.idf("lc-0417") > index.idf("bandsaw") > 0
+    # a term in every text: ln(1 + 0.5/3.5) = ln(8/7) > 0 (plain log would be < 0)
+    everywhere = BM25Index(["bench saw", "bench drill", "bench vice"])
+    assert everywhere.idf("bench") == pytest.approx(math.log(8 / 7))
+    assert everywhere.idf("bench") > 0
+    # an unseen term has n_t = 0: ln(1 + 3.5/0.5) = ln 8
+    assert everywhere.idf("lathe") == pytest.approx(math.log(8))
+
+
+def test_repeats_saturate():
+    """More copies of a term add less and less; 8 copies score under 3x one copy."""
+    scores = []
+    for count in (1, 2, 4, 8):
+        text = " ".join(["resin"] * count + ["tray"] * 4)
+        scores.append(BM25Index([text, "spool nozzle bed"]).scores("resin")[0])
+    gains = [later - earlier for earlier, later in zip(scores, scores[1:])]
+    assert all(g > 0 for g in gains)
+    assert gains[0] > gains[1] > gains[2]
+    assert scores[-1] < 3 * scores[0]
+
+
+def test_shorter_text_scores_higher_for_the_same_count():
+    """Same single 'drill'; the 31-token text is pushed down by length (b > 0)."""
+    index = BM25Index(["drill bit", "drill " + "spare " * 30])
+    s = index.scores("drill")
+    assert s[0] > s[1] > 0
+    # with b = 0 length is ignored and both score the same
+    flat = BM25Index(["drill bit", "drill " + "spare " * 30], b=0).scores("drill")
+    assert flat[0] == pytest.approx(flat[1])
+
+
+def test_query_terms_count_once_and_ties_keep_corpus_order():
+    """'saw saw' equals 'saw'; equal scores come back in corpus order."""
+    index = BM25Index(["saw", "drill", "saw"], ids=["a", "b", "c"])
+    assert np.array_equal(index.scores("saw saw"), index.scores("saw"))
+    hits = index.search("saw")
+    assert [i for i, _ in hits] == ["a", "c"]
+    assert hits[0][1] == hits[1][1]
+
+
+def test_search_respects_k_and_default_ids():
+    """Default ids are "0", "1", ...; k caps the list."""
+    index = BM25Index(SHOP)
+    assert [i for i, _ in index.search("bandsaw", k=1)] == ["1"]
+    assert len(index.search("bandsaw", k=5)) == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs, pattern",
+    [
+        ({"texts": []}, "texts"),
+        ({"texts": SHOP, "k1": -0.1}, "k1"),
+        ({"texts": SHOP, "b": 1.5}, r"\bb must"),
+        ({"texts": SHOP, "ids": ["a"]}, "ids"),
+        ({"texts": SHOP, "ids": ["a", "a", "b"]}, "ids"),
+    ],
+)
+def test_bad_arguments_name_themselves(kwargs, pattern):
+    """Every bad constructor argument raises a ValueError that names it."""
+    with pytest.raises(ValueError, match=pattern):
+        BM25Index(**kwargs)
+
+
+def test_bad_k():
+    """k must be at least 1."""
+    with pytest.raises(ValueError, match=r"k must be at least 1 \(got k=0\)"):
+        BM25Index(SHOP).search("bandsaw", k=0)
+
+
+def test_k1_zero_gives_finite_scores():
+    """k1 = 0 makes absent terms 0/0 in the raw formula; they must add nothing."""
+    s = BM25Index(SHOP, k1=0).scores("bandsaw lathe")
+    assert np.all(np.isfinite(s))
+    assert s[0] == 0.0
+
+
+def test_term_matrix_is_sparse_counts():
+    """Row 2 of SHOP: bandsaw, lathe, share, one, dust, extractor, every, day."""
+    index = BM25Index(SHOP)
+    assert index.tf.shape == (3, len(index.vocab))
+    assert index.tf[2].sum() == 8
+    assert index.doc_len.tolist() == [5, 3, 8]
+
+
+WORDS = st.sampled_from(["saw", "blade", "lathe", "dust", "the", "lc-0417", "jig"])
+TEXTS = st.lists(st.lists(WORDS, max_size=12).map(" ".join), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    texts=TEXTS,
+    query=st.lists(WORDS, min_size=1, max_size=4).map(" ".join),
+    k1=st.floats(0.1, 3.0),
+    b=st.floats(0.0, 1.0),
+)
+def test_scores_match_the_plain_python_reference(texts, query, k1, b):
+    """Vectorised scores equal the one-document-at-a-time formula to 1e-9."""
+    fast = BM25Index(texts, k1=k1, b=b).scores(query)
+    slow = reference_scores(texts, query, k1=k1, b=b)
+    assert fast.tolist() == pytest.approx(slow, abs=1e-9)
