@@ -87,8 +87,27 @@ def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
     client.execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # wall-clock timestamps
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     return nb
+
+
+def merge_streams(outputs: list) -> list:
+    """Join neighbouring stdout (or stderr) chunks into one output.
+
+    How a print is split into messages depends on timing, so without this two
+    runs of the same cell can store the same text in different pieces.
+    """
+    merged = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (out.output_type == "stream" and prev is not None
+                and prev.output_type == "stream" and prev.name == out.name):
+            prev.text += out.text
+        else:
+            merged.append(out)
+    return merged
 
 
 def build_notebooks(out: Path) -> None:
