@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
+FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
 
 
 @dataclass
@@ -85,8 +86,9 @@ def run_nbgrader(args: list[str], course: Path, log: Path, sandboxed: bool = Fal
     proc = subprocess.run(cmd, cwd=course, env=tool_env(), capture_output=True, text=True)
     with log.open("a", encoding="utf-8") as fh:
         fh.write(f"$ nbgrader {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
-    # note: nbgrader may exit 0 after logging an error, so read the log too
-    return proc.returncode == 0 and "| ERROR]" not in proc.stderr
+    # note: nbgrader may exit 0 after failing a notebook, so read the log too;
+    # a timed-out cell is logged as an ERROR as well, but that is a grade, not a failure
+    return proc.returncode == 0 and FAILED_MARK not in proc.stderr
 
 
 def digest(folder: Path) -> dict[str, str]:
@@ -147,7 +149,7 @@ def notebook_scores(course: Path, assignment: str, student: str) -> dict[str, tu
 
 
 def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
-              release: dict[str, set[str]], sandboxed: bool) -> Outcome:
+              release: dict[str, set[str]], sandboxed: bool, timeout: int | None) -> Outcome:
     student = student_dir.name
     outcome = Outcome(student)
     course = work / student
@@ -155,7 +157,8 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     shutil.copytree(template, course)
     shutil.copytree(student_dir / assignment, course / "submitted" / student / assignment)
     outcome.problems += check_submission(course / "submitted" / student / assignment, release)
-    steps = [["autograde", assignment, "--student", student, "--force"],
+    limit = [] if timeout is None else [f"--Execute.timeout={timeout}"]
+    steps = [["autograde", assignment, "--student", student, "--force", *limit],
              ["generate_feedback", assignment, "--student", student, "--force"],
              ["export", "--to", str(course / "grades.csv")]]
     for step in steps:
@@ -227,7 +230,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="students graded at once (default: one per core)")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="run student code under bubblewrap (default) or as is")
+    parser.add_argument("--timeout", type=int, default=None,
+                        help="seconds a cell may run before it is stopped and fails "
+                             "(default: nbgrader_config.py's Execute.timeout)")
     args = parser.parse_args(argv)
+    if args.timeout is not None and args.timeout < 1:
+        parser.error(f"--timeout must be at least 1 second (got {args.timeout})")
     if args.sandbox == "bwrap" and shutil.which("bwrap") is None:
         parser.error("--sandbox bwrap needs bubblewrap (apt-get install bubblewrap); "
                      "pass --sandbox none to grade without it")
@@ -251,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             outcomes = list(pool.map(
                 lambda s: grade_one(s, args.assignment, template, work, release,
-                                   args.sandbox == "bwrap"), students))
+                                   args.sandbox == "bwrap", args.timeout), students))
         scores = write_results(out, outcomes, work, args.assignment)
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens

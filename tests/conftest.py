@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def fresh_build(tmp_path_factory) -> Path:
     """release/ and notebooks/ rebuilt from source/ into a temporary folder."""
     out = tmp_path_factory.mktemp("build")
-    subprocess.run([sys.executable, str(ROOT / "tools" / "build.py"), "--out", str(out)],
-                   check=True, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build.py"), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, f"the build failed:\n{proc.stderr[-5000:]}"
     return out

@@ -205,3 +205,25 @@ def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
     assert (course / "ok.txt").read_text() == "fine"
     assert not outside.exists()
     assert "write blocked" in proc.stdout and "network blocked" in proc.stdout
+
+
+def test_an_endless_loop_costs_only_its_own_tests(tmp_path):
+    """A solution that never returns is stopped; the rest of the work still counts."""
+    subs = tmp_path / "subs"
+    shutil.copytree(SAMPLE / "ada_complete", subs / "hal_loops")
+    first, others = MASTERS[0], MASTERS[1:]
+    path = subs / "hal_loops" / "lab" / first.name
+    nb = nbformat.read(path, as_version=4)
+    task = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    header = task.source.splitlines()[0]  # the `def ...:` line of the first task
+    assert header.startswith("def ")
+    task.source = header + "\n    while True:\n        pass\n"
+    nbformat.write(nb, path)
+    out = tmp_path / "out"
+    proc = run_grader(subs, out, "--timeout", "3")
+    assert "graded 1 of 1 students" in proc.stdout, proc.stdout + proc.stderr
+    scores = pd.read_csv(out / "scores.csv").set_index("notebook")["score"]
+    first_task_points = sum(p for _, p, t in grade_cells(first) if t == 0)
+    assert scores[first.name] <= total(first) - first_task_points
+    for m in others:
+        assert scores[m.name] == total(m)
