@@ -96,9 +96,11 @@ def digest(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def check_submission(folder: Path, release: dict[str, set[str]]) -> list[str]:
-    """What is wrong with one student's assignment folder, in plain words."""
-    problems = []
+def check_submission(folder: Path, release: dict[str, dict[str, tuple[str, bool]]]
+                     ) -> tuple[list[str], list[str]]:
+    """What is wrong with one student's assignment folder, in plain words,
+    and the names of the notebooks that cannot be read at all."""
+    problems, unreadable = [], []
     present = {p.name for p in folder.glob("*.ipynb")}
     for name in sorted(set(release) - present):
         problems.append(f"{name}: missing, scored 0")
@@ -109,22 +111,30 @@ def check_submission(folder: Path, release: dict[str, set[str]]) -> list[str]:
             nb = nbformat.read(folder / name, as_version=4)
         except Exception as err:  # noqa: BLE001 (any parse failure is the same problem)
             problems.append(f"{name}: not a readable notebook ({type(err).__name__}), scored 0")
+            unreadable.append(name)
             continue
-        ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
-        ids = [i for i in ids if i]
+        cells = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.cell_type) for c in nb.cells]
+        ids = [gid for gid, _ in cells if gid]
         for dup in sorted({i for i in ids if ids.count(i) > 1}):
             problems.append(f"{name}: cell {dup!r} appears more than once")
-        for gone in sorted(release[name] - set(ids)):
+        for gid, kind in cells:
+            if gid in release[name] and kind != release[name][gid][0]:
+                problems.append(f"{name}: cell {gid!r} was turned into {kind}; "
+                                f"graded as {release[name][gid][0]}")
+        graded = {gid for gid, (_, is_grade) in release[name].items() if is_grade}
+        for gone in sorted(graded - set(ids)):
             problems.append(f"{name}: graded cell {gone!r} was deleted; restored from the master")
-    return problems
+    return problems, unreadable
 
 
-def release_grade_ids(release_dir: Path) -> dict[str, set[str]]:
+def release_cells(release_dir: Path) -> dict[str, dict[str, tuple[str, bool]]]:
+    """notebook -> grade_id -> (cell type, is it a graded cell), from the release."""
     out = {}
     for path in sorted(release_dir.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        out[path.name] = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-                          if c.metadata.get("nbgrader", {}).get("grade")}
+        out[path.name] = {c.metadata["nbgrader"]["grade_id"]:
+                          (c.cell_type, bool(c.metadata["nbgrader"].get("grade")))
+                          for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")}
     return out
 
 
@@ -149,14 +159,20 @@ def notebook_scores(course: Path, assignment: str, student: str) -> dict[str, tu
 
 
 def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
-              release: dict[str, set[str]], sandboxed: bool, timeout: int | None) -> Outcome:
+              release: dict[str, dict[str, tuple[str, bool]]], sandboxed: bool, timeout: int | None) -> Outcome:
     student = student_dir.name
     outcome = Outcome(student)
     course = work / student
     log = work / f"{student}.log"
     shutil.copytree(template, course)
-    shutil.copytree(student_dir / assignment, course / "submitted" / student / assignment)
-    outcome.problems += check_submission(course / "submitted" / student / assignment, release)
+    copy = course / "submitted" / student / assignment
+    shutil.copytree(student_dir / assignment, copy)
+    problems, unreadable = check_submission(copy, release)
+    outcome.problems += problems
+    for name in unreadable:
+        # nbgrader gives up on the whole student over one unreadable file; grade
+        # the blank release in its place so the other notebooks still count
+        shutil.copy(template / "release" / assignment / name, copy / name)
     limit = [] if timeout is None else [f"--Execute.timeout={timeout}"]
     steps = [["autograde", assignment, "--student", student, "--force", *limit],
              ["generate_feedback", assignment, "--student", student, "--force"],
@@ -255,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rag-grade-") as tmp:
         work = Path(tmp)
         template = prepare_template(work, args.assignment)
-        release = release_grade_ids(template / "release" / args.assignment)
+        release = release_cells(template / "release" / args.assignment)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             outcomes = list(pool.map(
                 lambda s: grade_one(s, args.assignment, template, work, release,

@@ -164,7 +164,7 @@ def test_refuses_output_inside_the_submissions(tmp_path):
 
 
 def test_a_broken_submission_does_not_stop_the_class(tmp_path):
-    """Unreadable JSON and a deleted test cell are reported; the others are graded."""
+    """Unreadable JSON, a deleted test and a retyped cell are reported; all are graded."""
     subs = tmp_path / "subs"
     shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
     shutil.copytree(SAMPLE / "ada_complete", subs / "gus_broken")
@@ -174,15 +174,29 @@ def test_a_broken_submission_does_not_stop_the_class(tmp_path):
     deleted = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade"))
     nb.cells.remove(deleted)
     nbformat.write(nb, subs / "gus_broken" / "lab" / second)
+    # a third student turns an answer cell into markdown (nbgrader issue 1941)
+    shutil.copytree(SAMPLE / "ada_complete", subs / "ivy_retyped")
+    nb = nbformat.read(subs / "ivy_retyped" / "lab" / first, as_version=4)
+    retyped = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    retyped.cell_type = "markdown"
+    del retyped["outputs"], retyped["execution_count"]
+    nbformat.write(nb, subs / "ivy_retyped" / "lab" / first)
     out = tmp_path / "out"
     proc = run_grader(subs, out, "--jobs", "2")
     problems = pd.read_csv(out / "problems.csv")
     gus = " | ".join(problems.loc[problems.student == "gus_broken", "problem"])
     assert "not a readable notebook" in gus
     assert deleted.metadata["nbgrader"]["grade_id"] in gus
-    scores = pd.read_csv(out / "scores.csv")
-    ada = scores[scores.student == "ada_complete"]["score"].sum()
-    assert ada == pytest.approx(sum(total(m) for m in MASTERS)), proc.stdout
+    ivy = " | ".join(problems.loc[problems.student == "ivy_retyped", "problem"])
+    assert f"{retyped.metadata['nbgrader']['grade_id']!r} was turned into markdown" in ivy
+    by_nb = pd.read_csv(out / "scores.csv").set_index(["student", "notebook"])["score"]
+    scores = by_nb.groupby("student").sum()
+    full = sum(total(m) for m in MASTERS)
+    # nbgrader turns the cell back into code, so ivy's answer still counts
+    assert scores["ada_complete"] == scores["ivy_retyped"] == pytest.approx(full), proc.stdout
+    # gus's unreadable notebook scores 0, and his other work still counts
+    assert by_nb["gus_broken", first] == 0
+    assert by_nb["gus_broken", second] > 0
 
 
 def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
