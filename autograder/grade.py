@@ -1,13 +1,16 @@
 """Grade a class of submissions with nbgrader, one student at a time in parallel.
 
-    python autograder/grade.py --submissions DIR --out DIR [--assignment lab] [--jobs N]
+    python autograder/grade.py --submissions DIR --out DIR [--assignment lab]
+                               [--jobs N] [--timeout SECONDS] [--sandbox bwrap|none]
 
 DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
 `zip_collect` produce. For every student this script
 
   1. checks the submission against the release (missing or unknown notebooks,
-     unreadable JSON, duplicated or missing graded cells) and writes down what
-     it found instead of stopping the batch (nbgrader issue 1941);
+     unreadable JSON, duplicated, deleted or retyped graded cells) and writes
+     down what it found instead of stopping the batch (nbgrader issue 1941);
+     an unreadable notebook is graded as the blank release, so it scores 0
+     while the student's other notebooks still count;
   2. grades it with the real `nbgrader autograde`, `generate_feedback` and
      `export`, in a course folder of its own with its own gradebook, so that
      students run in parallel without sharing a database (nbgrader issue 174);
