@@ -40,11 +40,17 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
+
+
+# notebook -> grade_id -> (cell type, is it a graded cell), read from the release
+ReleaseCells = dict[str, dict[str, tuple[str, bool]]]
 
 
 @dataclass
@@ -53,12 +59,6 @@ class Outcome:
     graded: bool = False
     problems: list[str] = field(default_factory=list)
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-
-def tool_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return env
 
 
 def sandbox(cmd: list[str], course: Path) -> list[str]:
@@ -83,10 +83,10 @@ def sandbox(cmd: list[str], course: Path) -> list[str]:
 
 def run_nbgrader(args: list[str], course: Path, log: Path, sandboxed: bool = False) -> bool:
     """Run nbgrader in `course`, append its log to `log`; True when it went well."""
-    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    cmd = nbgrader_command(*args)
     if sandboxed:
         cmd = sandbox(cmd, course)
-    proc = subprocess.run(cmd, cwd=course, env=tool_env(), capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
     with log.open("a", encoding="utf-8") as fh:
         fh.write(f"$ nbgrader {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
     # note: nbgrader may exit 0 after failing a notebook, so read the log too;
@@ -99,8 +99,7 @@ def digest(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def check_submission(folder: Path, release: dict[str, dict[str, tuple[str, bool]]]
-                     ) -> tuple[list[str], list[str]]:
+def check_submission(folder: Path, release: ReleaseCells) -> tuple[list[str], list[str]]:
     """What is wrong with one student's assignment folder, in plain words,
     and the names of the notebooks that cannot be read at all."""
     problems, unreadable = [], []
@@ -130,8 +129,8 @@ def check_submission(folder: Path, release: dict[str, dict[str, tuple[str, bool]
     return problems, unreadable
 
 
-def release_cells(release_dir: Path) -> dict[str, dict[str, tuple[str, bool]]]:
-    """notebook -> grade_id -> (cell type, is it a graded cell), from the release."""
+def release_cells(release_dir: Path) -> ReleaseCells:
+    """Every nbgrader cell of the release: its type and whether it is graded."""
     out = {}
     for path in sorted(release_dir.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -143,10 +142,7 @@ def release_cells(release_dir: Path) -> dict[str, dict[str, tuple[str, bool]]]:
 
 def prepare_template(work: Path, assignment: str) -> Path:
     """One course folder with the gradebook filled in; each student gets a copy."""
-    template = work / "_template"
-    shutil.copytree(ROOT / "source", template / "source")
-    shutil.copy(HERE / "nbgrader_config.py", template / "nbgrader_config.py")
-    shutil.copy(HERE / "rag_feedback.py", template / "rag_feedback.py")
+    template = course_folder(work / "_template", ROOT / "source", HERE / "rag_feedback.py")
     if not run_nbgrader(["generate_assignment", assignment, "--force"], template,
                         work / "_template.log"):
         raise RuntimeError(f"nbgrader generate_assignment failed; see {work / '_template.log'}")
@@ -162,7 +158,7 @@ def notebook_scores(course: Path, assignment: str, student: str) -> dict[str, tu
 
 
 def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
-              release: dict[str, dict[str, tuple[str, bool]]], sandboxed: bool, timeout: int | None) -> Outcome:
+              release: ReleaseCells, sandboxed: bool, timeout: int | None) -> Outcome:
     student = student_dir.name
     outcome = Outcome(student)
     course = work / student

@@ -1,7 +1,8 @@
 """nbgrader settings shared by every command this pack runs.
 
-tools/build.py and autograder/grade.py copy this file into the throwaway course
-folders they work in, so there is one place to change a setting.
+Every script that runs nbgrader copies this file into the throwaway course
+folder it works in (autograder/nbgrader_cli.py), so there is one place to
+change a setting.
 """
 import sys
 from pathlib import Path

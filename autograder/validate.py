@@ -11,28 +11,25 @@ which is what the student edition must do before any work is done).
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
+
 PASSED = "Success! Your notebook passes all the tests."
 NONE_PASSED = "Success! The notebook does not pass any tests."
 
 
 def validate(notebook: Path, invert: bool = False) -> tuple[bool, str]:
     """(ok, report) for one notebook; ok means the expected result was printed."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    flags = ["--invert"] if invert else []
     with tempfile.TemporaryDirectory(prefix="rag-validate-") as tmp:
         # run where only our nbgrader settings apply (timeouts, code stub)
-        shutil.copy(HERE / "nbgrader_config.py", Path(tmp) / "nbgrader_config.py")
-        cmd = [str(Path(sys.executable).parent / "nbgrader"), "validate", str(notebook)]
-        proc = subprocess.run(cmd + (["--invert"] if invert else []), cwd=tmp, env=env,
-                              capture_output=True, text=True)
+        course = course_folder(Path(tmp))
+        proc = subprocess.run(nbgrader_command("validate", str(notebook), *flags),
+                              cwd=course, env=nbgrader_env(), capture_output=True, text=True)
     report = proc.stdout.strip() or proc.stderr.strip()
     wanted = NONE_PASSED if invert else PASSED
     return proc.returncode == 0 and wanted in proc.stdout, report

@@ -138,7 +138,7 @@ def test_rerun_into_its_own_output_folder_works(graded, tmp_path):
     _, out, _ = graded
     copy = tmp_path / "again"
     shutil.copytree(out, copy)
-    proc = run_grader(SAMPLE / ".." / "sample_class", copy, "--jobs", "1")
+    proc = run_grader(SAMPLE, copy, "--jobs", "1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (copy / "scores.csv").read_text() == (out / "scores.csv").read_text()
 

@@ -14,7 +14,6 @@ usage: python tools/build.py [--out DIR] [--only release|notebooks]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -26,38 +25,21 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "autograder"))
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
+
 SOURCE = ROOT / "source"
-CONFIG = ROOT / "autograder" / "nbgrader_config.py"
 EXEC_TIMEOUT = 600  # seconds per cell; a hung cell fails the build, never stalls CI
-
-
-def tool_env() -> dict[str, str]:
-    """Environment whose PATH starts with this interpreter's bin folder.
-
-    nbgrader shells out to `alembic` to set up its gradebook, so the venv's
-    scripts must be found even when the venv was never activated.
-    """
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    return env
 
 
 def nbgrader(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     """Run one nbgrader command in course root `cwd`; raise with its log on failure."""
-    cmd = [str(Path(sys.executable).parent / "nbgrader"), *args]
-    proc = subprocess.run(cmd, cwd=cwd, env=tool_env(), capture_output=True, text=True)
+    proc = subprocess.run(nbgrader_command(*args), cwd=cwd, env=nbgrader_env(),
+                          capture_output=True, text=True)
     # note: nbgrader can exit 0 after logging an error, so read the log as well
     if proc.returncode != 0 or "| ERROR]" in proc.stderr:
         raise RuntimeError(f"nbgrader {' '.join(args)} failed in {cwd}:\n{proc.stderr}")
     return proc
-
-
-def make_course_root(where: Path) -> Path:
-    """A throwaway nbgrader course folder holding a copy of source/ and the config."""
-    where.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(SOURCE, where / "source")
-    shutil.copy(CONFIG, where / "nbgrader_config.py")
-    return where
 
 
 def assignments() -> list[str]:
@@ -67,7 +49,7 @@ def assignments() -> list[str]:
 def build_release(out: Path) -> None:
     """Write out/release/<assignment>/ with nbgrader's student edition."""
     with tempfile.TemporaryDirectory(prefix="rag-release-") as tmp:
-        course = make_course_root(Path(tmp))
+        course = course_folder(Path(tmp), SOURCE)
         for name in assignments():
             nbgrader(["generate_assignment", name, "--force"], cwd=course)
         target = out / "release"
