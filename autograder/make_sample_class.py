@@ -12,7 +12,7 @@ and graded by `make course`; tests/test_grading.py checks every score.
     dee_tampered     first notebook complete; second left blank, but every
                      graded test cell in it rewritten to `pass`
     eli_alternative  every task answered with code written differently from the
-                     master (autograder/alternative_solutions.py)
+                     master (autograder/alternatives/NN_topic.py)
 
 Rebuild it after changing a master (`make sample-class`); a test fails when it
 is stale.
@@ -28,7 +28,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
-ALTERNATIVES = HERE / "alternative_solutions.py"
+ALTERNATIVES = HERE / "alternatives"
 ASSIGNMENT = "lab"
 STUDENTS = ["ada_complete", "ben_blank", "cai_partial", "dee_tampered", "eli_alternative"]
 PARTIAL_TASKS = 2  # cai answers this many tasks of the first notebook
@@ -50,18 +50,18 @@ def master_answers(master: Path) -> dict[str, str]:
     return out
 
 
-def alternative_answers(path: Path = ALTERNATIVES) -> dict[str, str]:
-    """Split alternative_solutions.py at its `# %% grade_id` lines."""
-    answers, current, lines = {}, None, []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# %% "):
-            if current:
-                answers[current] = "\n".join(lines).strip("\n")
-            current, lines = line[5:].strip(), []
-        elif current:
-            lines.append(line)
-    if current:
-        answers[current] = "\n".join(lines).strip("\n")
+def alternative_answers(folder: Path = ALTERNATIVES) -> dict[str, str]:
+    """Split every alternatives/NN_topic.py at its `# %% grade_id` lines."""
+    answers = {}
+    for path in sorted(folder.glob("*.py")):
+        current, lines = None, []
+        for line in path.read_text(encoding="utf-8").splitlines() + ["# %% "]:
+            if line.startswith("# %% "):
+                if current:
+                    answers[current] = "\n".join(lines).strip("\n")
+                current, lines = line[5:].strip(), []
+            elif current:
+                lines.append(line)
     return answers
 
 

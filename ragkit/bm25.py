@@ -14,6 +14,7 @@ query count once. Texts and queries go through :func:`ragkit.text.tokenize`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,7 +22,7 @@ from scipy import sparse
 
 from .text import tokenize
 
-__all__ = ["BM25Index", "check_ids"]
+__all__ = ["BM25Index", "bm25_idf", "check_ids"]
 
 
 def check_ids(ids: Sequence[str] | None, n: int) -> list[str]:
@@ -34,6 +35,26 @@ def check_ids(ids: Sequence[str] | None, n: int) -> list[str]:
     if len(set(ids)) != n:
         raise ValueError("ids must be unique")
     return ids
+
+
+def bm25_idf(n_docs: int, doc_freq: int) -> float:
+    """The course's IDF for one term: ``ln(1 + (N - n + 0.5) / (n + 0.5))``.
+
+    ``n_docs`` is N, the number of texts; ``doc_freq`` is n, how many of them
+    hold the term (0 for a term no text holds). The twin of notebook 04's
+    Part A; :class:`BM25Index` computes the same values for all terms at once.
+    """
+    for name, value in (("n_docs", n_docs), ("doc_freq", doc_freq)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int (got {type(value).__name__})")
+    if n_docs < 1:
+        raise ValueError(f"n_docs must be at least 1 (got n_docs={n_docs})")
+    if not 0 <= doc_freq <= n_docs:
+        raise ValueError(
+            f"doc_freq must be between 0 and n_docs (got doc_freq={doc_freq}, "
+            f"n_docs={n_docs})"
+        )
+    return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
 def _check_k(k: object) -> None:

@@ -101,7 +101,7 @@ def chunk_fixed(text: str, size: int, overlap: int = 0) -> list[str]:
 
 
 def chunk_sentences(text: str, max_words: int) -> list[str]:
-    """Pack whole sentences into chunks of at most ``max_words`` words.
+    """Group consecutive sentences into chunks under a word budget, uncut.
 
     Exact rule: walk through ``split_sentences(text)`` in order, counting each
     sentence's words with ``len(sentence.split())``. A sentence joins the

@@ -4,8 +4,9 @@ This is a STAND-IN, not a neural embedding model. It has no training and no
 weights: each token is mapped to a concept (``ragkit.text.concept``), and the
 concept and its letter trigrams are hashed into a fixed-size vector. The
 synonym table plays the part of what a real model learns from data, and the
-trigrams let near-identical strings (``lc-0417`` and ``lc-0471``) look alike,
-which is how a dense model blurs rare literal codes.
+trigrams make near-identical strings look alike (``lc-0417`` and ``lc-0411``
+share 5 of their 7 trigrams), which is how a dense model blurs rare literal
+codes.
 
 Exact recipe of :meth:`HashedEmbedder.embed` (students re-write it):
 

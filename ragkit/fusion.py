@@ -12,8 +12,8 @@ def rrf(
 ) -> list[tuple[str, float]]:
     """Fuse ranked id lists (best first) with Reciprocal Rank Fusion.
 
-    ``score(d) = sum over lists containing d of 1 / (k + rank)``, rank counted
-    from 1; a list that lacks ``d`` adds nothing. The result is sorted by
+    Each list that holds ``d`` at position ``rank`` (1 for its best id) adds
+    ``1 / (k + rank)`` to ``d``'s fused score; a list without ``d`` adds 0. The result is sorted by
     score, high to low, and equal scores by id in ascending order; ``top``
     keeps only the first ``top`` pairs (``None`` keeps all). ``rrf([])`` is
     ``[]``. Raises ``ValueError`` for ``k < 0``, ``top < 0``, or an id that

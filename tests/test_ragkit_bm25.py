@@ -156,3 +156,30 @@ def test_scores_match_the_plain_python_reference(texts, query, k1, b):
     fast = BM25Index(texts, k1=k1, b=b).scores(query)
     slow = reference_scores(texts, query, k1=k1, b=b)
     assert fast.tolist() == pytest.approx(slow, abs=1e-9)
+
+
+def test_bm25_idf_agrees_with_the_index_for_every_document_frequency():
+    """The scalar IDF of Part A gives the index's value for n_t = 0 .. N."""
+    from ragkit.bm25 import bm25_idf
+
+    texts = [" ".join(["bench"] * (i + 1) + [f"w{j}" for j in range(i)]) for i in range(6)]
+    index = BM25Index(texts)
+    for term, col in index.vocab.items():
+        assert bm25_idf(index.n_docs, int(index.df[col])) == pytest.approx(index.idf(term), abs=1e-12)
+    assert bm25_idf(6, 0) == pytest.approx(index.idf("never-seen"), abs=1e-12)
+    assert bm25_idf(10, 1) == pytest.approx(math.log(1 + 9.5 / 1.5))
+
+
+@pytest.mark.parametrize("args, name, error", [
+    ((0, 0), "n_docs", ValueError),
+    ((5, 6), "doc_freq", ValueError),
+    ((5, -1), "doc_freq", ValueError),
+    ((5.0, 1), "n_docs", TypeError),
+    ((5, True), "doc_freq", TypeError),
+])
+def test_bm25_idf_names_the_bad_argument(args, name, error):
+    """A bad N or n_t raises an error that says which one is wrong."""
+    from ragkit.bm25 import bm25_idf
+
+    with pytest.raises(error, match=name):
+        bm25_idf(*args)

@@ -99,7 +99,7 @@ def test_long_sentence_stays_whole_and_alone():
     ]
 
 
-def test_sentence_chunks_never_cut_a_sentence():
+def test_no_sentence_is_ever_split_between_chunks():
     """On random sentences every sentence sits whole inside exactly one chunk."""
     rng = random.Random(7)
     for _ in range(50):

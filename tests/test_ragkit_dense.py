@@ -54,7 +54,7 @@ def test_fit_idf_by_hand():
     assert emb.idf == pytest.approx({"saw": math.log(2), "blade": math.log(3)})
 
 
-def test_embeddings_are_unit_length_and_deterministic():
+def test_embed_gives_the_same_unit_vector_every_time():
     """Two fresh embedders fitted on the same texts give identical unit vectors."""
     texts = ["the bandsaw blade is dull", "book the laser cutter"]
     a = HashedEmbedder(dim=64).fit(texts).embed("dull bandsaw blade")

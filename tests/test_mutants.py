@@ -1,0 +1,69 @@
+"""Plausible student mistakes lose points, and only in their own task.
+
+Every mutant in autograder/mistakes/ is one slip in one solution cell of a
+master (autograder/mutants.py). Its notebook is run in a real kernel with all
+its tests, hidden ones included, and scored as nbgrader scores it.
+"""
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "autograder"))
+import mutants  # noqa: E402
+
+MUTANTS = mutants.load_mutants()
+
+
+def task_cells(notebook: str) -> dict[str, set[str]]:
+    """solution grade_id -> the graded cells that follow it, up to the next task."""
+    nb = nbformat.read(mutants.LAB / f"{notebook}.ipynb", as_version=4)
+    tasks, current = {}, None
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            current = meta["grade_id"]
+            tasks[current] = set()
+        elif meta.get("grade") and current:
+            tasks[current].add(meta["grade_id"])
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def scores():
+    """Every mutant scored once, two kernels at a time."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = list(pool.map(mutants.score, MUTANTS))
+    return dict(zip(MUTANTS, rows))
+
+
+def test_there_are_three_mutants_for_every_task():
+    """source/README.md asks for three plausible mistakes per task."""
+    notebooks = sorted({m.notebook for m in MUTANTS})
+    assert notebooks, "no mutants found in autograder/mistakes/"
+    for notebook in notebooks:
+        for task in task_cells(notebook):
+            n = sum(m.notebook == notebook and m.cell == task for m in MUTANTS)
+            assert n >= 3, f"{notebook}: task {task} has {n} mutant(s), needs 3"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: f"{m.notebook}:{m.mistake}")
+def test_a_mistake_costs_points_only_in_its_own_task(scores, mutant):
+    """The slip is caught, and no later task is charged for it again."""
+    row = scores[mutant]
+    assert row["failed"], f"{mutant.mistake!r} passed every test of {mutant.notebook}"
+    assert row["kept"] < row["possible"]
+    own = task_cells(mutant.notebook)[mutant.cell]
+    assert set(row["failed"]) <= own, (
+        f"{mutant.mistake!r} in {mutant.cell} also failed {sorted(set(row['failed']) - own)}")
+
+
+def test_a_mutant_must_change_the_master():
+    """A mutant whose text is not in its solution cell is an error, not a pass."""
+    bad = mutants.Mutant("03_indexing", "nb03_chunk_fixed", "typo", "no such text", "x")
+    nb = nbformat.read(mutants.LAB / "03_indexing.ipynb", as_version=4)
+    with pytest.raises(ValueError, match="must occur once"):
+        mutants.mutate(nb, bad)
