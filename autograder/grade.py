@@ -235,6 +235,23 @@ def grade_table(scores: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def where_results_went(out: Path, n_problems: int) -> str:
+    """A few closing lines: what each result file holds and where it is."""
+    try:
+        shown = out.relative_to(Path.cwd())
+    except ValueError:
+        shown = out
+    found = f"{n_problems} listed above" if n_problems else "none"
+    rows = [("grades.csv", "nbgrader's export: one row per student, total score"),
+            ("scores.csv", "one row per student and notebook: score, max_score"),
+            ("feedback/", "<student>/<assignment>/*.html: points per part, then "
+                          "every cell"),
+            ("problems.csv", f"what was wrong with a submission ({found})"),
+            ("logs/", "nbgrader's log for each student")]
+    return "\n".join([f"results in {shown}/"]
+                     + [f"  {name:<13} {what}" for name, what in rows])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Grade submissions with nbgrader.")
     parser.add_argument("--submissions", type=Path, required=True,
@@ -287,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     trouble = [(o.student, p) for o in outcomes for p in o.problems]
     for student, problem in trouble:
         print(f"  ! {student}: {problem}")
+    print(where_results_went(out, len(trouble)))
     failed = [o.student for o in outcomes if not o.graded]
     leaked = [p for _, p in trouble if "feedback shows hidden tests" in p]
     return 1 if failed or leaked else 0

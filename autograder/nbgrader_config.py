@@ -18,17 +18,26 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
+# every kernel gets CurveZMQ keys from the process that starts it, as its
+# kernelspec offers, so its traffic is encrypted and ipykernel stops warning
+# "Kernel is running over TCP without encryption" once per notebook.
+# tools/build.py and validate.py load this file for their own kernels too.
+c.KernelManager.transport_encryption = "auto"
+
 # a student who deleted a graded cell gets it back (and loses its points),
 # instead of the whole notebook failing to grade (nbgrader issue 1941)
 c.OverwriteCells.add_missing_cells = True
 
-# feedback shows the student which hidden test failed, not its code
+# feedback opens with a table of points per part and the first failing
+# check's message, and shows which hidden test failed, not its code
 # (nbgrader issues 917 and 1363). The grading script copies rag_feedback.py
 # into the course folder it runs nbgrader in.
 if (Path.cwd() / "rag_feedback.py").exists():
     sys.path.insert(0, str(Path.cwd()))
+    # GetGrades stores each graded cell's score, which the summary reads
     c.GenerateFeedback.preprocessors = [
         "nbgrader.preprocessors.GetGrades",
         "rag_feedback.RedactHiddenTests",
+        "rag_feedback.PartSummary",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]

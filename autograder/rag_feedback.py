@@ -1,17 +1,103 @@
-"""Keep hidden tests hidden in the feedback a student receives.
+"""What a student reads after grading: a summary per part, no hidden code.
 
 nbgrader puts the hidden tests back into a notebook before grading it, and its
 HTML feedback shows them, tracebacks included (nbgrader issues 917 and 1363).
-Students who may resubmit would then see the answers. This preprocessor runs
-inside `nbgrader generate_feedback`: it cuts each hidden region out of the cell
-source and shortens a failing cell's traceback to its last line, which names
-the error without quoting the test code.
+Students who may resubmit would then see the answers. Two preprocessors run
+inside `nbgrader generate_feedback`, after nbgrader's GetGrades has stored
+each graded cell's score in its metadata:
+
+    RedactHiddenTests  cuts each hidden region out of the cell source and
+                       shortens a failing cell's traceback to its last line,
+                       which names the error without quoting the test code
+    PartSummary        puts a table at the top of the page: for each
+                       `## Part X (N points)`, the points earned of the points
+                       possible and the message of its first failing check
+
+The part grouping lives here because this file is the one the grader copies
+into its course folder; autograder/validate.py (`make check`) uses it too.
 """
+from __future__ import annotations
+
+import ast
+import html
+import re
+from dataclasses import dataclass, field
+
+from nbformat.v4 import new_markdown_cell
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 BEGIN = "### BEGIN HIDDEN TESTS"
 END = "### END HIDDEN TESTS"
 NOTE = "# (hidden tests ran here; their code is not shown)"
+PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+)\s*\([\d.]+\s+points?\)", re.MULTILINE)
+HIDDEN_DOC = "(hidden)"
+MESSAGE_WIDTH = 300  # characters of an error message a summary shows
+
+
+@dataclass
+class Part:
+    """One graded task: its heading and the indices of its cells."""
+    name: str
+    answers: list[int] = field(default_factory=list)  # solution cells
+    tests: list[int] = field(default_factory=list)    # graded cells
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def parts_of(nb) -> list[Part]:
+    """The graded parts of `nb`, in order, each with the cells under its heading.
+
+    A cell belongs to the last `## Part X (N points)` heading above it; graded
+    cells above the first heading form a part named "before Part ...".
+    Parts without graded cells are left out.
+    """
+    parts = [Part("(no part heading)")]
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for match in PART_HEADING.finditer(cell.source):
+                parts.append(Part(match.group(1)))
+        meta = nbgrader_meta(cell)
+        if meta.get("grade"):
+            parts[-1].tests.append(index)
+        elif meta.get("solution"):
+            parts[-1].answers.append(index)
+    if len(parts) > 1:
+        parts[0].name = f"before {parts[1].name}"
+    return [p for p in parts if p.tests]
+
+
+def docstring(source: str) -> str:
+    """A cell's leading docstring on one line ('' when it has none)."""
+    try:
+        text = ast.get_docstring(ast.parse(source)) or ""
+    except SyntaxError:  # e.g. IPython magics; fall back to the first line
+        first = source.lstrip().splitlines()[0] if source.strip() else ""
+        text = first.strip("\"' ") if first[:1] in "\"'" else ""
+    return " ".join(text.split())
+
+
+def is_hidden(cell) -> bool:
+    """A hidden test cell: its docstring starts with "(hidden)"."""
+    return docstring(cell.source).startswith(HIDDEN_DOC)
+
+
+def error_message(cell, width: int = MESSAGE_WIDTH, stderr: bool = False) -> str | None:
+    """The last line of the cell's first error, e.g. "AssertionError: ...",
+    cut to `width` characters; with `stderr`, text written to stderr counts
+    as a failure too, as nbgrader scores a graded cell that writes there 0."""
+    def cut(text: str) -> str:
+        text = " ".join(str(text).split())
+        return text if len(text) <= width else text[:width - 3] + "..."
+
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            name, text = out.get("ename", "Error"), cut(out.get("evalue", ""))
+            return f"{name}: {text}" if text else name
+        if stderr and out.get("output_type") == "stream" and out.get("name") == "stderr":
+            return "wrote to stderr (graded as a failure): " + cut(out.get("text", ""))
+    return None
 
 
 def cut_hidden(source: str) -> tuple[str, bool]:
@@ -42,3 +128,67 @@ class RedactHiddenTests(NbGraderPreprocessor):
                     # the traceback quotes the failing line, which may be hidden
                     out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
         return cell, resources
+
+
+def points(value) -> str:
+    return f"{float(value or 0):g}"
+
+
+def summary_rows(nb) -> list[dict]:
+    """Per part: points earned and possible (GetGrades' score and points on
+    each graded cell) and the first graded cell that lost points."""
+    rows = []
+    for part in parts_of(nb):
+        cells = [nb.cells[i] for i in part.tests]
+        earned = sum(float(nbgrader_meta(c).get("score") or 0) for c in cells)
+        possible = sum(float(nbgrader_meta(c).get("points") or 0) for c in cells)
+        failing = next((c for c in cells if float(nbgrader_meta(c).get("score") or 0)
+                        < float(nbgrader_meta(c).get("points") or 0)), None)
+        row = {"part": part.name, "earned": earned, "possible": possible,
+               "cell": None, "hidden": False, "message": None}
+        if failing is not None:
+            meta = nbgrader_meta(failing)
+            row.update(cell=meta.get("grade_id"), hidden=is_hidden(failing),
+                       message=error_message(failing, stderr=True)
+                       or f"scored {points(meta.get('score'))} of {points(meta.get('points'))}")
+        rows.append(row)
+    return rows
+
+
+def summary_html(rows: list[dict]) -> str:
+    """The summary as one HTML table (no blank lines: markdown keeps it whole)."""
+    esc = html.escape
+    lines = ["<h3>Your score by part</h3>",
+             '<table class="table table-condensed">',
+             "<thead><tr><th>Part</th><th>Points</th><th>First failing check</th>"
+             "</tr></thead>", "<tbody>"]
+    for row in rows:
+        if row["cell"] is None:
+            check = "all checks passed"
+        else:
+            kind = "hidden test" if row["hidden"] else "test"
+            check = (f'<a href="#{esc(row["cell"])}">{esc(row["cell"])}</a> ({kind}): '
+                     f'<code>{esc(row["message"])}</code>')
+        lines.append(f"<tr><td>{esc(row['part'])}</td>"
+                     f"<td>{points(row['earned'])} / {points(row['possible'])}</td>"
+                     f"<td>{check}</td></tr>")
+    earned = sum(r["earned"] for r in rows)
+    possible = sum(r["possible"] for r in rows)
+    lines += [f"<tr><th>Total</th><th>{points(earned)} / {points(possible)}</th><th></th></tr>",
+              "</tbody>", "</table>",
+              "<p>A hidden test's code is not shown; its message says what it "
+              "checked. Each part's hidden test cell names its checks in its "
+              "first line.</p>"]
+    return "\n".join(lines)
+
+
+class PartSummary(NbGraderPreprocessor):
+    """Insert the per-part summary table as the first cell of the feedback."""
+
+    def preprocess(self, nb, resources):
+        rows = summary_rows(nb)
+        if rows:
+            cell = new_markdown_cell(summary_html(rows))
+            cell.id = "feedback-summary"
+            nb.cells.insert(0, cell)
+        return nb, resources

@@ -9,10 +9,11 @@ from .chunking import Chunk
 from .dense import DenseIndex
 from .fusion import rrf
 from .metrics import hit_at_k, mrr, ndcg_at_k, recall_at_k, relevant_chunk_ids
+from .rerank import LateInteractionReranker
 
 __all__ = ["MODES", "Retriever", "evaluate"]
 
-MODES = ("bm25", "dense", "hybrid")
+MODES = ("bm25", "dense", "hybrid", "hybrid+rerank")
 
 
 def _ids(pairs: Iterable[tuple[str, float]]) -> list[str]:
@@ -31,6 +32,16 @@ class Retriever:
         texts = [c.indexed_text for c in self.chunks]
         self.bm25 = BM25Index(texts, ids)
         self.dense = DenseIndex(texts, ids, dim=dim)
+        self._reranker: LateInteractionReranker | None = None
+
+    @property
+    def reranker(self) -> LateInteractionReranker:
+        """MaxSim reranker over the chunks (token vectors built on first use)."""
+        if self._reranker is None:
+            texts = [c.indexed_text for c in self.chunks]
+            ids = [c.chunk_id for c in self.chunks]
+            self._reranker = LateInteractionReranker(texts, ids)
+        return self._reranker
 
     def search(
         self, query: str, k: int = 10, mode: str = "hybrid", depth: int = 10
@@ -39,16 +50,24 @@ class Retriever:
 
         ``mode="hybrid"`` fuses the top ``depth`` ids of BM25 and of the dense
         index with :func:`ragkit.fusion.rrf` (k=60) and keeps the first ``k``.
+        ``mode="hybrid+rerank"`` keeps the first ``depth`` fused ids instead,
+        reorders them by MaxSim (:class:`ragkit.rerank.LateInteractionReranker`,
+        64-dimensional token vectors of ``indexed_text``) and returns the
+        first ``k`` of that order.
         """
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES} (got {mode!r})")
-        if mode != "hybrid":
+        if mode in ("bm25", "dense"):
             index = self.bm25 if mode == "bm25" else self.dense
             return _ids(index.search(query, k))
         # rrf sees only ranks, so BM25 scores and cosines need no common scale
         lexical = _ids(self.bm25.search(query, depth))
         semantic = _ids(self.dense.search(query, depth))
-        return _ids(rrf([lexical, semantic], top=k))
+        if mode == "hybrid":
+            return _ids(rrf([lexical, semantic], top=k))
+        # the reranker sees the whole fused short list, not only the first k
+        shortlist = _ids(rrf([lexical, semantic], top=depth))
+        return _ids(self.reranker.rerank(query, shortlist))[:k]
 
 
 def evaluate(retriever: Retriever, questions: Iterable, mode: str, k: int = 3) -> dict:

@@ -1,5 +1,8 @@
-"""The committed release/ and notebooks/ are what the masters build today."""
+"""The committed release/ and notebooks/ are what the masters build today,
+and a build gives the same bytes on any machine the README allows."""
+import ast
 import json
+import platform
 import re
 from pathlib import Path
 
@@ -96,3 +99,84 @@ def test_every_grade_cell_has_points_and_a_docstring():
             assert meta.get("points", 0) > 0, f"{master.name}:{meta['grade_id']} has no points"
             first = cell.source.lstrip().splitlines()[0]
             assert first.startswith('"""'), f"{master.name}:{meta['grade_id']} lacks a docstring"
+
+
+def kernel_written(version: str, stamp: str) -> nbformat.NotebookNode:
+    """A notebook as nbclient leaves it on a machine running Python `version`."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    nb.metadata = nbformat.from_dict({
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"codemirror_mode": {"name": "ipython", "version": 3},
+                          "file_extension": ".py", "mimetype": "text/x-python",
+                          "name": "python", "nbconvert_exporter": "python",
+                          "pygments_lexer": "ipython3", "version": version},
+        "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {stamp: {}}}},
+    })
+    cell = nb.cells[0]
+    cell.id = "first"
+    cell.execution_count = 1
+    cell.metadata["execution"] = {"iopub.status.busy": stamp}
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    return nb
+
+
+def test_the_build_writes_the_same_bytes_on_any_python_311():
+    """Debian 12's 3.11.2 and another machine's 3.11.7 give byte-identical notebooks."""
+    from tools.build import normalise
+
+    master = {"kernelspec": {"display_name": "Python 3", "language": "python",
+                             "name": "python3"}, "language_info": {"name": "python"}}
+    debian = nbformat.writes(normalise(kernel_written("3.11.2", "2024-01-01"), master))
+    other = nbformat.writes(normalise(kernel_written("3.11.7", "2025-06-30"), master))
+    assert debian == other
+    assert "3.11" not in debian and "2024" not in debian
+    assert json.loads(debian)["metadata"]["language_info"]["pygments_lexer"] == "ipython3"
+
+
+def test_an_executed_notebook_keeps_no_machine_details(tmp_path, capfd):
+    """A real kernel run: no Python version, no timestamps, no encryption warning."""
+    from tools.build import execute
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
+                                 "name": "python3"}
+    nbformat.write(nb, tmp_path / "tiny.ipynb")
+    ran = execute(tmp_path / "tiny.ipynb", cwd=tmp_path)
+    assert ran.cells[0].outputs[0]["text"] == "42\n"
+    assert "version" not in ran.metadata["language_info"]
+    assert "execution" not in ran.cells[0].metadata
+    assert ran.metadata["kernelspec"] == nb.metadata["kernelspec"]
+    assert "without encryption" not in capfd.readouterr().err
+
+
+def test_committed_notebooks_name_no_python_version_or_path():
+    """notebooks/ and release/ carry no interpreter version, repo path or temp path."""
+    version = re.compile(r"\b3\.1\d\.\d+\b")
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + \
+            sorted((ROOT / "release").rglob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        info = nb.metadata.get("language_info", {})
+        assert "version" not in info, f"{path.relative_to(ROOT)}: run `make build`"
+        assert not version.search(json.dumps(nb.metadata)), path.name
+        text = path.read_text(encoding="utf-8")
+        assert platform.python_version() not in text, path.name
+        assert str(ROOT) not in text and "/tmp/" not in text, path.name
+
+
+def test_hidden_cells_of_the_release_show_no_value():
+    """nbgrader reads the value a graded cell shows as its score: 0.5 gives half
+    the points, a value above the points makes `nbgrader validate` crash. In the
+    release a hidden cell ends with its one call, so that call must not show a
+    value: write `_ = f(...)`."""
+    for path in sorted((ROOT / "release").rglob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            source = cell.source.strip()
+            if not (cell.metadata.get("nbgrader", {}).get("grade")
+                    and source.startswith('"""(hidden)')):
+                continue
+            last = ast.parse(source).body[-1]
+            line = source.splitlines()[last.end_lineno - 1].split("#")[0].rstrip()
+            assert not isinstance(last, ast.Expr) or line.endswith(";"), (
+                f"release/{path.relative_to(ROOT / 'release')} "
+                f"{cell.metadata['nbgrader']['grade_id']}: its last line shows a "
+                "value, which nbgrader takes for a score: assign it (`_ = ...`)")

@@ -128,3 +128,15 @@ def test_every_notebook_ends_with_summary_exercises_and_discussion(master):
                                       "## Discussion questions", "## References")]
     assert -1 not in places and places == sorted(places), \
         f"{path.name}: expected Summary, Exercises, Discussion questions, References"
+
+
+def test_the_visible_call_of_a_hidden_cell_shows_no_value(master):
+    """nbgrader reads a number shown by a graded cell as its partial credit."""
+    path, nb = master
+    for cell in graded(nb):
+        head = cell.source.partition(BEGIN)[0]
+        shown = [node.lineno for node in ast.parse(code_of(head)).body
+                 if isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant)]
+        if BEGIN in cell.source:
+            assert not shown, f"{path.name}:{meta(cell)['grade_id']}: assign the call " \
+                              f"(`_ = ...`) on line(s) {shown}"

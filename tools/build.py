@@ -5,9 +5,10 @@
     notebooks/  the reading edition: every master in source/lab executed top to
                 bottom with its solutions, outputs and figures kept
 
-Both are committed. The output is reproducible: building twice gives the same
-bytes (no execution timestamps, cell ids kept from the masters), so the tests
-can rebuild into a temporary folder and compare.
+Both are committed. The output is reproducible: building twice, or on another
+machine with any Python 3.11.x, gives the same bytes (no execution timestamps,
+no interpreter version, cell ids and notebook metadata kept from the masters),
+so the tests can rebuild into a temporary folder and compare.
 
 usage: python tools/build.py [--out DIR] [--only release|notebooks]
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config.loader import PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
@@ -30,6 +32,11 @@ from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: 
 
 SOURCE = ROOT / "source"
 EXEC_TIMEOUT = 600  # seconds per cell; a hung cell fails the build, never stalls CI
+
+# what the kernel says about its language that is the same on every machine
+# the README allows; "version" (3.11.2 on Debian 12, 3.11.7 elsewhere) is not
+STABLE_LANGUAGE_INFO = ("name", "mimetype", "file_extension", "codemirror_mode",
+                        "pygments_lexer", "nbconvert_exporter")
 
 
 def nbgrader(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -56,22 +63,59 @@ def build_release(out: Path) -> None:
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(course / "release", target)
+    for path in sorted(target.rglob("*.ipynb")):
+        # a master saved from JupyterLab carries the saver's Python version
+        nb = nbformat.read(path, as_version=4)
+        clean = machine_free(nb.metadata, nb.metadata.get("language_info", {}))
+        if clean != nb.metadata:
+            nb.metadata = clean
+            nbformat.write(nb, path)
     print(f"release/    {', '.join(assignments())}")
+
+
+def kernel_config():
+    """The kernel settings of autograder/nbgrader_config.py (encrypted
+    transport, hence no warning per kernel), for the kernels started here."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
 
 
 def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
     """Execute one master and strip what changes from run to run."""
     nb = nbformat.read(path, as_version=4)
+    master_metadata = nbformat.from_dict(nb.metadata)
     client = NotebookClient(
-        nb, timeout=EXEC_TIMEOUT, kernel_name="python3",
+        nb, timeout=EXEC_TIMEOUT, kernel_name="python3", config=kernel_config(),
         resources={"metadata": {"path": str(cwd)}},
     )
     client.execute()
+    return normalise(nb, master_metadata)
+
+
+def machine_free(metadata: dict, language_info: dict) -> nbformat.NotebookNode:
+    """`metadata` with the stable part of `language_info`, and without widget
+    state or VS Code's interpreter hash."""
+    out = nbformat.from_dict(metadata)
+    for key in ("widgets", "vscode", "language_info"):
+        out.pop(key, None)
+    stable = {k: language_info[k] for k in STABLE_LANGUAGE_INFO if k in language_info}
+    if stable:
+        out["language_info"] = stable
+    return out
+
+
+def normalise(nb: nbformat.NotebookNode, master_metadata: dict) -> nbformat.NotebookNode:
+    """Keep only what the notebook itself decides; drop what the machine adds.
+
+    nbclient writes the kernel's language_info (with the interpreter's patch
+    version), widget state and per-cell timestamps. The notebook's metadata
+    goes back to the master's, plus the stable part of the kernel's
+    language_info, which lets viewers highlight the code.
+    """
+    nb.metadata = machine_free(master_metadata, nb.metadata.get("language_info", {}))
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # wall-clock timestamps
         if cell.cell_type == "code":
             cell.outputs = merge_streams(cell.outputs)
-    nb.metadata.pop("widgets", None)
     return nb
 
 
