@@ -90,7 +90,10 @@ def test_check_before_make_lab_says_to_run_it(tmp_path):
         assert "notebooks not found" not in proc.stderr
 
 
-@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.name)
+# two notebooks are enough to test the check itself; that every master's
+# answers pass is tested above, and tests/test_conventions.py rules out the
+# shown values that once made finished copies fail
+@pytest.mark.parametrize("master", [MASTERS[0], MASTERS[-1]], ids=lambda p: p.name)
 def test_a_finished_student_copy_passes_check(master, tmp_path):
     """The release with the master's answers in it: exit 0, every part ok, every
     visible point earned, hidden points left to grading."""

@@ -3,6 +3,9 @@ MUTANTS = [
     Mutant("04_retrievers", "nb04_bm25_idf", "IDF without the 1 +",
            "math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))",
            "math.log((n_docs - doc_freq + 0.5) / (doc_freq + 0.5))"),
+    Mutant("04_retrievers", "nb04_bm25_idf", "log base 10 instead of the natural log",
+           "math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))",
+           "math.log10(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))"),
     Mutant("04_retrievers", "nb04_bm25_idf", "doc_freq above n_docs accepted",
            "if not 0 <= doc_freq <= n_docs:", "if doc_freq < 0:"),
     Mutant("04_retrievers", "nb04_bm25_scores", "repeated query terms counted twice",
@@ -53,4 +56,10 @@ MUTANTS = [
            "return (table.index[row], table.index[row + 1])", "return (table.index[row + 1], table.index[min(row + 2, len(ahead) - 1)])"),
     Mutant("04_retrievers", "nb04_swap_between", "no change of order gives the last pair",
            "    return None\n", "    return (table.index[-2], table.index[-1])\n"),
+    # overwrites the package's embedder with the broken version (see 05)
+    Mutant("04_retrievers", "nb04_embed",
+           "embedding not normalised, and patched into ragkit.dense.HashedEmbedder",
+           "    return [x / length for x in vec] if length > 0 else vec\n",
+           "    return vec\n\n\nragkit.dense.HashedEmbedder.embed = (\n"
+           "    lambda self, text: np.array(embed(text, self.idf, self.dim)))\n"),
 ]

@@ -86,4 +86,13 @@ MUTANTS = [
            "match taken from the column of the table-wide maximum",
            "match = table.idxmax(axis=1)",
            "match = pd.Series(table.stack().idxmax()[1], index=table.index)"),
+    # a student who also overwrites the package's twin with their own version,
+    # so that a check against the imported ragkit would compare it with itself
+    Mutant("05_reranking", "nb05_maxsim",
+           "sums every dot product, and overwrites ragkit.rerank.maxsim with it",
+           "        total += max(sum(a * b for a, b in zip(q_row, d_row))\n"
+           "                     for d_row in passage_rows)\n    return float(total)",
+           "        total += sum(sum(a * b for a, b in zip(q_row, d_row))\n"
+           "                     for d_row in passage_rows)\n    return float(total)\n\n\n"
+           "ragkit.rerank.maxsim = lambda q, d: maxsim(q.tolist(), d.tolist())"),
 ]
