@@ -9,7 +9,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: course test build lab check grade sample-class
+.PHONY: course test build lab check grade sample-class bench
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,3 +62,8 @@ grade: $(SANDBOX)
 ## rebuild the sample class of submissions from release/ and the masters
 sample-class: $(STAMP)
 	$(BIN)/python autograder/make_sample_class.py
+
+## speed of ragkit against rank_bm25, bm25s and faiss, as ratios measured in
+## one run (a few minutes; QUICK=1 for a small run); not a test
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py $(if $(QUICK),--quick)

@@ -9,6 +9,7 @@ copy for hidden tests) has all of them as attributes too.
 
 from . import (  # noqa: F401 (submodules, for attribute access)
     agent,
+    ann,
     answer,
     bm25,
     chunking,

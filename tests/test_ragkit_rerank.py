@@ -180,7 +180,8 @@ def test_retriever_rerank_mode_reorders_the_hybrid_shortlist(help_centre):
 
 
 def test_retriever_rerank_mode_on_the_help_centre(help_centre):
-    """The literal code keeps rank 1; on q04 and q08 the reranker demotes gold."""
+    """The literal code keeps rank 1; of the lab's first 12 questions, only
+    q04 and q08 see the reranker demote their gold chunk."""
     chunks, retriever, questions = help_centre
     ranks = {
         q.qid: first_relevant_rank(
@@ -188,6 +189,8 @@ def test_retriever_rerank_mode_on_the_help_centre(help_centre):
             relevant_chunk_ids(chunks, q.answer),
         )
         for q in questions
+        if int(q.qid[1:]) <= 12
     }
+    assert len(ranks) == 12
     assert ranks["q01"] == 1
     assert {qid for qid, rank in ranks.items() if rank != 1} == {"q04", "q08"}

@@ -1,0 +1,203 @@
+"""Nearest-neighbour search over embedding vectors: exact, and IVF.
+
+Both search by inner product, which is the cosine for unit vectors. Results
+are ``(indices, scores)``, two arrays with one row per query and ``k``
+columns, best first; a row with fewer than ``k`` candidates is padded with
+index -1 and score -inf.
+
+:func:`exact_search` scores all the stored rows for each query. :class:`IVFIndex`
+is an inverted file: k-means (scikit-learn's ``KMeans``, trained on a sample)
+splits the vectors into ``n_lists`` lists, one per centroid, and a query is
+compared only with the vectors of the ``nprobe`` lists whose centroids lie
+closest to it. That is much less work, and the answer is approximate: a true
+neighbour stored in a list that was not probed is missed. Real embeddings
+form clusters (texts on one topic sit close together), so their neighbours
+tend to share a list; uniformly random vectors have no clusters, and there
+the same ``nprobe`` finds far fewer of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["IVFIndex", "exact_search", "neighbour_recall"]
+
+# rows of the query-by-vector score block computed at once (bounds memory)
+_BLOCK_CELLS = 1 << 25
+
+
+def _check_int(value: object, name: str, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int (got {type(value).__name__})")
+    if value < low or (high is not None and value > high):
+        limit = f"at least {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"{name} must be {limit} (got {name}={value})")
+    return int(value)
+
+
+def _as_matrix(array: object, name: str, dim: int | None = None) -> np.ndarray:
+    try:
+        out = np.asarray(array, dtype=np.float32)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be an array of numbers ({err})") from None
+    if out.ndim == 1 and dim is not None:
+        out = out[None, :]
+    if out.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (got {out.ndim} dimensions)")
+    if out.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one row (got none)")
+    if dim is not None and out.shape[1] != dim:
+        raise ValueError(
+            f"{name} must have {dim} columns like the vectors (got {out.shape[1]})"
+        )
+    if not np.isfinite(out).all():
+        raise ValueError(f"{name} must hold finite numbers only (got nan or inf)")
+    return np.ascontiguousarray(out)
+
+
+def _best(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and values of the ``k`` largest scores of a 1-D array."""
+    n = len(scores)
+    if n > k:
+        # the k largest end up at the back; no negated copy of a long row
+        pos = np.argpartition(scores, n - k)[n - k :]
+    else:
+        pos = np.arange(len(scores))
+    # best first; equal scores by position (lexsort's last key sorts first)
+    pos = pos[np.lexsort((pos, -scores[pos]))]
+    return pos, scores[pos]
+
+
+def _padded(n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    return (np.full((n_queries, k), -1, dtype=np.int64),
+            np.full((n_queries, k), -np.inf, dtype=np.float32))
+
+
+def exact_search(
+    vectors: np.ndarray, queries: np.ndarray, k: int = 10
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` vectors with the largest inner product, for every query.
+
+    Scores every vector, a block of queries at a time; equal scores are
+    ordered by index, except where a tie straddles the k-th place.
+    """
+    vectors = _as_matrix(vectors, "vectors")
+    queries = _as_matrix(queries, "queries", vectors.shape[1])
+    k = _check_int(k, "k", 1)
+    indices, scores = _padded(len(queries), k)
+    block = max(1, _BLOCK_CELLS // len(vectors))
+    for start in range(0, len(queries), block):
+        sims = queries[start : start + block] @ vectors.T
+        for row, sim in enumerate(sims, start=start):
+            pos, best = _best(sim, k)
+            indices[row, : len(pos)], scores[row, : len(pos)] = pos, best
+    return indices, scores
+
+
+class IVFIndex:
+    """An inverted-file index over ``vectors`` (rows), searched by inner product.
+
+    ``n_lists`` k-means centroids (at most ``max_iter`` rounds) are fitted
+    on at most ``train_size`` vectors drawn with ``seed`` (all of them when
+    ``train_size`` is None); then every vector is stored in the list of its
+    nearest centroid (L2). A query probes the ``nprobe`` lists whose
+    centroids are nearest to it (L2) and ranks their vectors by inner
+    product.
+    Attributes: ``centroids``, ``list_sizes``, ``dim``.
+    """
+
+    def __init__(
+        self,
+        vectors: np.ndarray,
+        n_lists: int,
+        train_size: int | None = None,
+        seed: int = 0,
+        max_iter: int = 20,
+    ) -> None:
+        vectors = _as_matrix(vectors, "vectors")
+        n = len(vectors)
+        self.n_lists = _check_int(n_lists, "n_lists", 1, n)
+        if train_size is not None:
+            train_size = _check_int(train_size, "train_size", self.n_lists)
+        max_iter = _check_int(max_iter, "max_iter", 1)
+        self.dim = vectors.shape[1]
+        rng = np.random.default_rng(seed)
+        if train_size is not None and train_size < n:
+            sample = vectors[np.sort(rng.choice(n, train_size, replace=False))]
+        else:
+            sample = vectors
+        # imported here: scikit-learn takes a while to load, and exact search
+        # and the rest of ragkit do not need it
+        from sklearn.cluster import KMeans
+
+        # random starting centroids, as faiss picks them: k-means++ seeding
+        # would cost more than the iterations themselves for many lists
+        kmeans = KMeans(n_clusters=self.n_lists, init="random", n_init=1,
+                        max_iter=max_iter, random_state=seed)
+        kmeans.fit(sample)
+        self.centroids = kmeans.cluster_centers_.astype(np.float32)
+        self._centroid_sq = (self.centroids**2).sum(axis=1)
+        assign = self._nearest_lists(vectors, 1)[:, 0]
+        # vectors of one list are stored side by side, in index order
+        order = np.argsort(assign, kind="stable")
+        self._ids = order
+        self._vectors = vectors[order]
+        self.list_sizes = np.bincount(assign, minlength=self.n_lists)
+        self._starts = np.concatenate(([0], np.cumsum(self.list_sizes)))
+
+    def _nearest_lists(self, points: np.ndarray, count: int) -> np.ndarray:
+        """The ``count`` centroids closest in L2 to each point, nearest first."""
+        out = np.empty((len(points), count), dtype=np.int64)
+        block = max(1, _BLOCK_CELLS // self.n_lists)
+        for start in range(0, len(points), block):
+            part = points[start : start + block]
+            # |p - c|^2 = |p|^2 - 2 p.c + |c|^2; |p|^2 is the same for all c
+            dist = self._centroid_sq - 2.0 * (part @ self.centroids.T)
+            if count == 1:
+                out[start : start + len(part), 0] = dist.argmin(axis=1)
+                continue
+            near = np.argpartition(dist, count - 1, axis=1)[:, :count]
+            rank = np.argsort(np.take_along_axis(dist, near, axis=1), axis=1,
+                              kind="stable")
+            out[start : start + len(part)] = np.take_along_axis(near, rank, axis=1)
+        return out
+
+    def search(
+        self, queries: np.ndarray, k: int = 10, nprobe: int = 8
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` stored vectors among the ``nprobe`` nearest lists."""
+        queries = _as_matrix(queries, "queries", self.dim)
+        k = _check_int(k, "k", 1)
+        nprobe = _check_int(nprobe, "nprobe", 1, self.n_lists)
+        indices, scores = _padded(len(queries), k)
+        probes = self._nearest_lists(queries, nprobe)
+        starts, vecs = self._starts, self._vectors
+        for row, (query, lists) in enumerate(zip(queries, probes)):
+            spans = [(starts[j], starts[j + 1]) for j in lists]
+            # one small product per list; no copy of the stored vectors
+            sims = np.concatenate([vecs[lo:hi] @ query for lo, hi in spans])
+            where = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+            pos, best = _best(sims, k)
+            found = self._ids[where[pos]]
+            indices[row, : len(pos)], scores[row, : len(pos)] = found, best
+        return indices, scores
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+def neighbour_recall(found: np.ndarray, truth: np.ndarray, k: int | None = None) -> float:
+    """Mean share of each row's true ``k`` neighbours that ``found`` holds.
+
+    ``found`` and ``truth`` are index arrays with one row per query (as the
+    searches return them); ``k`` defaults to the width of ``truth``.
+    """
+    found, truth = np.asarray(found), np.asarray(truth)
+    if found.ndim != 2 or truth.ndim != 2 or len(found) != len(truth):
+        raise ValueError(
+            "found and truth must be 2-D with one row per query "
+            f"(got shapes {found.shape} and {truth.shape})"
+        )
+    k = truth.shape[1] if k is None else _check_int(k, "k", 1, truth.shape[1])
+    shares = [len(set(f[:k]) & set(t[:k])) / k for f, t in zip(found, truth)]
+    return float(np.mean(shares))

@@ -1,0 +1,139 @@
+"""ragkit.ann: exact search, the IVF index, neighbour recall (small sizes)."""
+
+import numpy as np
+import pytest
+
+from ragkit.ann import IVFIndex, exact_search, neighbour_recall
+
+
+def unit_rows(n, dim, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def blobs(n, dim, n_blobs, seed):
+    """Unit vectors in tight groups around ``n_blobs`` directions."""
+    rng = np.random.default_rng(seed)
+    centres = unit_rows(n_blobs, dim, seed + 1)
+    x = centres[rng.integers(0, n_blobs, n)] + 0.05 * rng.standard_normal((n, dim))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def brute_force(vectors, queries, k):
+    """Every score, fully sorted: best first, equal scores by index."""
+    sims = queries.astype(np.float64) @ vectors.T.astype(np.float64)
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return order, np.take_along_axis(sims, order, axis=1)
+
+
+def test_exact_search_equals_a_full_sort():
+    """Indices equal a stable sort of all scores; scores match to float32."""
+    x, q = unit_rows(500, 16, 0), unit_rows(30, 16, 1)
+    idx, scores = exact_search(x, q, k=7)
+    want_idx, want_scores = brute_force(x, q, 7)
+    assert idx.shape == scores.shape == (30, 7)
+    assert np.array_equal(idx, want_idx)
+    assert np.allclose(scores, want_scores, atol=1e-5)
+
+
+def test_exact_search_pads_when_k_exceeds_the_vectors():
+    """Four vectors, k = 6: two slots of index -1 and score -inf."""
+    x = unit_rows(4, 8, 2)
+    idx, scores = exact_search(x, x[:1], k=6)
+    assert idx[0, 0] == 0  # a vector is its own best match
+    assert sorted(idx[0, :4].tolist()) == [0, 1, 2, 3]
+    assert idx[0, 4:].tolist() == [-1, -1]
+    assert np.isneginf(scores[0, 4:]).all()
+
+
+def test_equal_scores_come_in_index_order():
+    """Three copies of one vector tie; the lowest index comes first."""
+    x = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    idx, _ = exact_search(x, np.array([[1.0, 0.0]]), k=3)
+    assert idx.tolist() == [[1, 2, 3]]
+
+
+def test_ivf_probing_every_list_is_exact():
+    """nprobe = n_lists compares the query with every vector: recall 1.0."""
+    x, q = unit_rows(600, 12, 3), unit_rows(40, 12, 4)
+    index = IVFIndex(x, n_lists=8, seed=0)
+    found, scores = index.search(q, k=10, nprobe=8)
+    truth, true_scores = exact_search(x, q, k=10)
+    assert neighbour_recall(found, truth) == 1.0
+    assert np.allclose(scores, true_scores, atol=1e-6)
+    assert len(index) == 600
+    assert index.list_sizes.sum() == 600
+
+
+def test_ivf_is_deterministic_for_a_seed():
+    """Same data and seed give the same lists and the same answers."""
+    x, q = blobs(400, 8, 5, 5), unit_rows(10, 8, 6)
+    a = IVFIndex(x, n_lists=6, seed=3, train_size=200)
+    b = IVFIndex(x, n_lists=6, seed=3, train_size=200)
+    assert np.array_equal(a.centroids, b.centroids)
+    assert np.array_equal(a.search(q, 5, 2)[0], b.search(q, 5, 2)[0])
+
+
+def test_clustered_data_needs_few_lists_and_uniform_data_many():
+    """With tight clusters one probed list already finds most neighbours.
+
+    On uniform random vectors the same index size and nprobe = 1 finds far
+    fewer: their neighbours are spread over many lists.
+    """
+    grouped = blobs(2000, 16, 10, 7)
+    index = IVFIndex(grouped, n_lists=10, seed=0)
+    q = grouped[::50]
+    truth, _ = exact_search(grouped, q, 10)
+    clustered_recall = neighbour_recall(index.search(q, 10, 1)[0], truth)
+    flat = unit_rows(2000, 16, 8)
+    flat_index = IVFIndex(flat, n_lists=10, seed=0)
+    flat_truth, _ = exact_search(flat, flat[::50], 10)
+    flat_recall = neighbour_recall(flat_index.search(flat[::50], 10, 1)[0], flat_truth)
+    assert clustered_recall >= 0.95
+    assert flat_recall < clustered_recall - 0.2
+
+
+def test_a_probed_list_smaller_than_k_pads_the_row():
+    """Two far-apart pairs, two lists, k = 3, nprobe = 1: one slot is -1."""
+    x = np.array([[1, 0], [0.99, 0.14], [-1, 0], [-0.99, -0.14]], dtype=np.float32)
+    index = IVFIndex(x, n_lists=2, seed=0)
+    idx, scores = index.search(np.array([[1.0, 0.0]]), k=3, nprobe=1)
+    assert idx[0].tolist() == [0, 1, -1]
+    assert np.isneginf(scores[0, 2])
+
+
+def test_neighbour_recall_counts_shared_ids_per_row():
+    """Rows find 2 and 3 of 3 (mean 5/6); with k = 2, 1 of 2 each."""
+    truth = np.array([[1, 2, 3], [4, 5, 6]])
+    found = np.array([[3, 1, 9], [6, 5, 4]])
+    assert neighbour_recall(found, truth) == pytest.approx(5 / 6)
+    assert neighbour_recall(found, truth, k=2) == pytest.approx(0.5)
+
+
+X = unit_rows(50, 4, 9)
+
+
+@pytest.mark.parametrize(
+    "call, error, name",
+    [
+        (lambda: IVFIndex(X, n_lists=0), ValueError, "n_lists"),
+        (lambda: IVFIndex(X, n_lists=51), ValueError, "n_lists"),
+        (lambda: IVFIndex(X, n_lists=2.5), TypeError, "n_lists"),
+        (lambda: IVFIndex(X, n_lists=5, train_size=3), ValueError, "train_size"),
+        (lambda: IVFIndex(X[:0], n_lists=1), ValueError, "vectors"),
+        (lambda: IVFIndex(X[0], n_lists=1), ValueError, "vectors"),
+        (lambda: IVFIndex(X, n_lists=2).search(X[:2], k=0), ValueError, "k"),
+        (lambda: IVFIndex(X, n_lists=2).search(X[:2], nprobe=3), ValueError, "nprobe"),
+        (lambda: IVFIndex(X, n_lists=2).search(X[:2, :3]), ValueError, "queries"),
+        (lambda: exact_search(X, X[:2], k=True), TypeError, "k"),
+        (lambda: exact_search(X, np.full((1, 4), np.nan)), ValueError, "queries"),
+        (lambda: exact_search([["a"]], X[:1]), TypeError, "vectors"),
+        (lambda: neighbour_recall(np.zeros((2, 3)), np.zeros((3, 3))), ValueError,
+         "found and truth"),
+    ],
+)
+def test_bad_arguments_name_themselves(call, error, name):
+    """Each wrong argument raises an error whose message starts with its name."""
+    with pytest.raises(error, match=f"^{name}"):
+        call()
