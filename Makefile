@@ -9,7 +9,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: course test build lab check grade sample-class bench
+.PHONY: course test build lab check grade sample-class bench mutants
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,3 +67,9 @@ sample-class: $(STAMP)
 ## one run (a few minutes; QUICK=1 for a small run); not a test
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py $(if $(QUICK),--quick)
+
+## every plausible mistake of autograder/mistakes/ graded for real: a table of
+## points kept, then the rules checked (make test grades one per task)
+mutants: $(STAMP)
+	$(BIN)/python autograder/mutants.py
+	RAGKIT_ALL_MUTANTS=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_mutants.py

@@ -51,6 +51,18 @@ def _check_real(value: object, name: str) -> None:
         raise TypeError(f"{name} must be a number (got {type(value).__name__})")
 
 
+def _check_reader(tokens_per_word: float, question_words: float) -> None:
+    """The two assumptions every prompt shares: token rate and question length."""
+    if not tokens_per_word > 0:
+        raise ValueError(
+            f"tokens_per_word must be above 0 (got tokens_per_word={tokens_per_word})"
+        )
+    if question_words < 0:
+        raise ValueError(
+            f"question_words must be at least 0 (got question_words={question_words})"
+        )
+
+
 def _check_assumptions(
     k: object, chunk_words: object, tokens_per_word: object, question_words: object
 ) -> None:
@@ -65,14 +77,7 @@ def _check_assumptions(
         raise ValueError(f"k must be at least 1 (got k={k})")
     if chunk_words < 1:
         raise ValueError(f"chunk_words must be at least 1 (got chunk_words={chunk_words})")
-    if not tokens_per_word > 0:
-        raise ValueError(
-            f"tokens_per_word must be above 0 (got tokens_per_word={tokens_per_word})"
-        )
-    if question_words < 0:
-        raise ValueError(
-            f"question_words must be at least 0 (got question_words={question_words})"
-        )
+    _check_reader(tokens_per_word, question_words)
 
 
 def _as_words(corpus_words: object) -> np.ndarray:
@@ -175,14 +180,7 @@ def stuffing_limit(
         _check_real(value, name)
     if not budget > 0:
         raise ValueError(f"budget must be above 0 (got budget={budget})")
-    if not tokens_per_word > 0:
-        raise ValueError(
-            f"tokens_per_word must be above 0 (got tokens_per_word={tokens_per_word})"
-        )
-    if question_words < 0:
-        raise ValueError(
-            f"question_words must be at least 0 (got question_words={question_words})"
-        )
+    _check_reader(tokens_per_word, question_words)
     words = budget / tokens_per_word - question_words
     if words < 0:
         raise ValueError(
