@@ -79,8 +79,8 @@ def rewrite_query(question, chunks):
     return question + " " + " ".join(words) if words else question
 
 # %% nb06_agent_answer
-def agent_answer(question, search, chunks_by_id, max_rounds=3, k=3,
-                 min_overlap=2):
+def agent_answer(question, search, chunks_by_id,
+                 max_rounds=3, k=3, min_overlap=2):
     """A while loop that ends with exactly one stop reason."""
     for name, value in (("max_rounds", max_rounds), ("k", k)):
         if value < 1:
