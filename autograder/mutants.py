@@ -27,6 +27,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from nbgrader_cli import nbgrader_settings
+
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "source" / "lab"
 MISTAKES = Path(__file__).resolve().parent / "mistakes"
@@ -76,6 +78,7 @@ def graded_cells(nb: nbformat.NotebookNode) -> dict[str, float]:
 def run(nb: nbformat.NotebookNode, cwd: Path) -> dict[str, bool]:
     """Execute every cell, errors allowed; grade_id -> did the graded cell pass."""
     client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                            config=nbgrader_settings(),
                             resources={"metadata": {"path": str(cwd)}})
     client.execute()
     passed = {}

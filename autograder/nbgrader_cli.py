@@ -30,6 +30,14 @@ def nbgrader_env() -> dict[str, str]:
     return env
 
 
+def nbgrader_settings():
+    """autograder/nbgrader_config.py as a traitlets config, for the kernels a
+    script starts itself (encrypted transport, nbgrader's time limit)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    return PyFileConfigLoader("nbgrader_config.py", path=str(HERE)).load_config()
+
+
 def course_folder(where: Path, source: Path | None = None, *extras: Path) -> Path:
     """Make `where` an nbgrader course folder: our config, a copy of `source`
     (if given) as its source/, and any `extras` files beside the config."""

@@ -25,9 +25,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbgrader.utils import determine_grade, is_grade
-from traitlets.config.loader import PyFileConfigLoader
 
-from nbgrader_cli import HERE, course_folder, nbgrader_command, nbgrader_env
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env, nbgrader_settings
 from rag_feedback import BEGIN, HIDDEN_DOC, docstring, error_message, is_hidden, parts_of
 
 PASSED = "Success! Your notebook passes all the tests."
@@ -44,11 +43,6 @@ means those points are decided at grading."""
 HINT = """\
 To fix a part, start from its first failing check, save, and check again.
 Every failing cell's full traceback: add --details (make check DETAILS=1)."""
-
-
-def nbgrader_settings():
-    """autograder/nbgrader_config.py, for the kernel this script starts itself."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(HERE)).load_config()
 
 
 def start_validate(notebook: Path, invert: bool, course: Path) -> subprocess.Popen:

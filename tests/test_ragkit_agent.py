@@ -11,18 +11,16 @@ from ragkit.agent import (
     rewrite_query,
 )
 from ragkit.answer import NO_ANSWER, Answer
-from ragkit.chunking import Chunk, chunk_documents
-from ragkit.corpus import load_documents, load_questions, load_unanswerable
-from ragkit.retrieval import MODES, Retriever
+from ragkit.chunking import Chunk
+from ragkit.corpus import load_questions, load_unanswerable
 from ragkit.text import stem
 
-MODE = "hybrid+rerank" if "hybrid+rerank" in MODES else "hybrid"
+MODE = "hybrid+rerank"  # the strongest first stage the package offers
 
 
 @pytest.fixture(scope="module")
-def retriever():
-    chunks = chunk_documents(load_documents(), "sentence", size=25, contextual=True)
-    return Retriever(chunks)
+def retriever(noted_retriever):
+    return noted_retriever
 
 
 def recording(search):

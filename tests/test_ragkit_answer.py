@@ -19,17 +19,14 @@ from ragkit.answer import (
 from ragkit.chunking import Chunk, chunk_documents
 from ragkit.corpus import load_documents, load_questions, load_unanswerable
 from ragkit.metrics import relevant_chunk_ids
-from ragkit.retrieval import MODES, Retriever
 
-# the strongest first stage the package offers
-MODE = "hybrid+rerank" if "hybrid+rerank" in MODES else "hybrid"
+MODE = "hybrid+rerank"  # the strongest first stage the package offers
 
 
 @pytest.fixture(scope="module")
-def corpus():
+def corpus(noted_retriever):
     """Contextual sentence chunks (title note in front) and their retriever."""
-    chunks = chunk_documents(load_documents(), "sentence", size=25, contextual=True)
-    return chunks, Retriever(chunks)
+    return noted_retriever.chunks, noted_retriever
 
 
 def top3(retriever, question):

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from traitlets.config.loader import PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
-from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
+from nbgrader_cli import (  # noqa: E402
+    course_folder, nbgrader_command, nbgrader_env, nbgrader_settings)
 
 SOURCE = ROOT / "source"
 EXEC_TIMEOUT = 600  # seconds per cell; a hung cell fails the build, never stalls CI
@@ -73,18 +73,12 @@ def build_release(out: Path) -> None:
     print(f"release/    {', '.join(assignments())}")
 
 
-def kernel_config():
-    """The kernel settings of autograder/nbgrader_config.py (encrypted
-    transport, hence no warning per kernel), for the kernels started here."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT / "autograder")).load_config()
-
-
 def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
     """Execute one master and strip what changes from run to run."""
     nb = nbformat.read(path, as_version=4)
     master_metadata = nbformat.from_dict(nb.metadata)
     client = NotebookClient(
-        nb, timeout=EXEC_TIMEOUT, kernel_name="python3", config=kernel_config(),
+        nb, timeout=EXEC_TIMEOUT, kernel_name="python3", config=nbgrader_settings(),
         resources={"metadata": {"path": str(cwd)}},
     )
     client.execute()
