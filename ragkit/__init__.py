@@ -8,6 +8,7 @@ copy for hidden tests) has all of them as attributes too.
 """
 
 from . import (  # noqa: F401 (submodules, for attribute access)
+    ablation,
     agent,
     ann,
     answer,
@@ -16,6 +17,8 @@ from . import (  # noqa: F401 (submodules, for attribute access)
     corpus,
     cost,
     dense,
+    evaluation,
+    failures,
     fusion,
     metrics,
     rag_models,
@@ -50,6 +53,7 @@ from .corpus import (
     load_unanswerable,
 )
 from .dense import DenseIndex, HashedEmbedder, feature_bucket
+from .evaluation import bootstrap_interval
 from .fusion import rrf
 from .rag_models import rag_sequence, rag_token
 from .rerank import (
@@ -78,6 +82,7 @@ __all__ = [
     "CONTEXT_RULE_TOKENS",
     "LateInteractionReranker",
     "Chunk",
+    "bootstrap_interval",
     "DATA_DIR",
     "DenseIndex",
     "Document",
