@@ -46,3 +46,211 @@ def test_interval_matches_a_plain_loop_over_the_same_draws():
 def test_bad_arguments_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):
         bootstrap_interval(**kwargs)
+
+
+# ------------------------------------------------ whole-evaluation helpers
+
+import json
+import math
+
+from ragkit.chunking import chunk_documents
+from ragkit.corpus import load_documents, load_questions
+from ragkit.evaluation import (
+    chunk_size_study,
+    evaluate_files,
+    evaluate_modes,
+    first_gold_ranks,
+    paired_difference,
+    study_chunks,
+)
+from ragkit.metrics import hit_at_k, mrr, recall_at_k, relevant_chunk_ids
+from ragkit.retrieval import MODES, Retriever, evaluate
+
+
+@pytest.fixture(scope="module")
+def lab():
+    docs = load_documents()
+    questions = load_questions()
+    retriever = Retriever(chunk_documents(docs, "sentence", size=25))
+    return docs, questions, retriever
+
+
+def test_mode_table_repeats_evaluate_row_by_row(lab):
+    _, questions, retriever = lab
+    table = evaluate_modes(retriever, questions, ["dense", "bm25"], k=2)
+    assert list(table.columns) == ["mode", "hit", "recall", "mrr", "ndcg", "n"]
+    assert list(table["mode"]) == ["dense", "bm25"]
+    assert list(table.index) == [0, 1]
+    for _, row in table.iterrows():
+        want = evaluate(retriever, questions, row["mode"], 2)
+        for name in ("hit", "recall", "mrr", "ndcg", "n"):
+            assert row[name] == pytest.approx(want[name], abs=1e-12), name
+
+
+@pytest.mark.parametrize("modes, k, error", [
+    ("hybrid", 3, TypeError), (["bm42"], 3, ValueError), ([], 3, ValueError),
+    (["bm25"], 0, ValueError), (["bm25"], 2.0, TypeError)])
+def test_mode_table_refuses_bad_modes_and_k(lab, modes, k, error):
+    _, questions, retriever = lab
+    name = "k" if k != 3 else "modes"
+    with pytest.raises(error, match=name):
+        evaluate_modes(retriever, questions, modes, k)
+
+
+def test_first_gold_ranks_agree_with_hit_at_k(lab):
+    _, questions, retriever = lab
+    ranks = first_gold_ranks(retriever, questions, MODES, depth=10)
+    assert list(ranks.columns) == list(MODES)
+    assert list(ranks.index) == [q.qid for q in questions]
+    table = evaluate_modes(retriever, questions, MODES, k=3)
+    for mode, hit in zip(table["mode"], table["hit"]):
+        # a hit at 3 is exactly a first gold rank of 1, 2 or 3
+        assert (ranks[mode] <= 3).mean() == pytest.approx(hit)
+    # q03 shares no word with its page: BM25 finds nothing at all
+    assert math.isnan(ranks.loc["q03", "bm25"])
+    assert ranks.loc["q03", "dense"] == 1.0
+
+
+@pytest.fixture(scope="module")
+def study(lab):
+    docs, questions, _ = lab
+    return chunk_size_study(docs, questions, [8, 24],
+                            ["fixed", "overlap", "sentence"], k=3)
+
+
+def test_study_layout(study):
+    assert list(study.columns) == ["chunker", "size", "chunks",
+                                   "words_stored", "hit", "recall", "mrr",
+                                   "hits"]
+    assert list(study.index) == list(range(6))
+    assert list(zip(study["chunker"], study["size"])) == [
+        ("fixed", 8), ("fixed", 24), ("overlap", 8), ("overlap", 24),
+        ("sentence", 8), ("sentence", 24)]
+
+
+def test_study_cell_matches_a_recomputation(lab, study):
+    docs, questions, _ = lab
+    chunks = chunk_documents(docs, "overlap", size=24, overlap=6)
+    retriever = Retriever(chunks)
+    hits, recalls, rrs = [], [], []
+    for q in questions:
+        gold = relevant_chunk_ids(chunks, q.answer)
+        ranked = retriever.search(q.question, 10, "hybrid")
+        hits.append(hit_at_k(ranked, gold, 3))
+        recalls.append(recall_at_k(ranked, gold, 3))
+        rrs.append(mrr(ranked, gold, 10))
+    row = study.iloc[3]
+    assert row["chunks"] == len(chunks)
+    assert row["hits"] == tuple(hits)
+    assert row["hit"] == pytest.approx(np.mean(hits))
+    assert row["recall"] == pytest.approx(np.mean(recalls))
+    assert row["mrr"] == pytest.approx(np.mean(rrs))
+
+
+def test_overlap_stores_more_words_and_sentences_store_each_once(lab, study):
+    docs, _, _ = lab
+    total = sum(len(d.text.split()) for d in docs)
+    words = dict(zip(zip(study["chunker"], study["size"]),
+                     study["words_stored"]))
+    for size in (8, 24):
+        assert words[("fixed", size)] == total
+        assert words[("sentence", size)] == total
+        assert words[("overlap", size)] > total
+    # tiny fixed windows cut most answers; sentence chunks cut none
+    by = study.set_index(["chunker", "size"])["hit"]
+    assert by[("fixed", 8)] < 0.5 < by[("sentence", 8)]
+
+
+def test_study_chunks_overlap_rule():
+    class Doc:
+        doc_id, title = "d", "D"
+        text = " ".join(f"w{i}" for i in range(20))
+    pieces = [c.text.split() for c in study_chunks([Doc], "overlap", 8)]
+    assert pieces[0][-2:] == pieces[1][:2]  # overlap = 8 // 4 = 2
+    with pytest.raises(ValueError, match="chunker"):
+        study_chunks([Doc], "paragraph", 8)
+
+
+def test_paired_difference_of_identical_lists_is_zero():
+    a = [1.0, 0.0, 1.0, 1.0]
+    assert paired_difference(a, a) == (0.0, 0.0, 0.0)
+    mean, low, high = paired_difference([1, 1, 1, 0], [0, 1, 1, 0])
+    assert mean == 0.25 and low <= mean <= high
+    with pytest.raises(ValueError, match="same length"):
+        paired_difference([1.0], [1.0, 0.0])
+
+
+def _write_corpus(folder, questions=None, unanswerable=True):
+    docs = [
+        {"doc_id": "kettle", "title": "Kettle",
+         "text": "The kettle boils in ninety seconds. Descale it monthly."},
+        {"doc_id": "toaster", "title": "Toaster",
+         "text": "The toaster has six browning levels. Empty the crumb tray."},
+    ]
+    if questions is None:
+        questions = [
+            {"qid": "a1", "question": "How fast does the kettle boil?",
+             "answer": "ninety seconds", "doc_id": "kettle", "kind": "plain"},
+            {"qid": "a2", "question": "How many browning levels?",
+             "answer": "six browning levels", "doc_id": "toaster",
+             "kind": "literal"},
+        ]
+    (folder / "documents.json").write_text(json.dumps(docs))
+    (folder / "questions.json").write_text(json.dumps(questions))
+    if unanswerable:
+        (folder / "unanswerable.json").write_text(json.dumps([
+            {"qid": "n1", "question": "What colour is the fridge?",
+             "why": "no fridge page"}]))
+
+
+def test_evaluate_files_on_a_small_corpus(tmp_path):
+    _write_corpus(tmp_path)
+    table = evaluate_files(tmp_path, modes=["bm25", "hybrid"], k=1)
+    assert list(table["mode"]) == ["bm25", "hybrid"]
+    assert list(table["hit"]) == [1.0, 1.0]
+    assert list(table["n"]) == [2, 2]
+    assert list(table["declined"]) == [1.0, 1.0]
+    assert table.attrs == {"documents": 2, "chunks": 2, "questions": 2,
+                           "unanswerable": 1}
+    # the same files named one by one; no unanswerable file gives NaN
+    paths = {"documents": tmp_path / "documents.json",
+             "questions": tmp_path / "questions.json"}
+    alone = evaluate_files(paths, modes=["bm25"], k=1)
+    assert alone["hit"].tolist() == [1.0]
+    assert math.isnan(alone.loc[0, "declined"])
+
+
+def test_evaluate_files_names_the_file_and_field(tmp_path):
+    _write_corpus(tmp_path, questions=[
+        {"qid": "a1", "question": "How fast?", "answer": "ninety seconds",
+         "doc_id": "kettle"}])
+    with pytest.raises(ValueError, match=r"questions\.json.*'kind'"):
+        evaluate_files(tmp_path)
+    _write_corpus(tmp_path, questions=[
+        {"qid": "a1", "question": "How fast?", "answer": "one hour",
+         "doc_id": "kettle", "kind": "plain"}])
+    with pytest.raises(ValueError, match=r"questions\.json.*'answer'"):
+        evaluate_files(tmp_path)
+    with pytest.raises(FileNotFoundError, match="nowhere"):
+        evaluate_files(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="questions"):
+        evaluate_files({"documents": tmp_path / "documents.json"})
+
+
+def test_the_allotments_corpus_matches_its_readme():
+    from pathlib import Path
+
+    from ragkit.corpus import load_unanswerable
+
+    folder = Path(__file__).resolve().parent.parent / "data" / "allotments"
+    docs = load_documents(folder)
+    questions = load_questions(folder)
+    assert len(docs) == 5 and len(questions) == 12
+    assert len(load_unanswerable(folder)) == 4
+    kinds = [q.kind for q in questions]
+    assert (kinds.count("paraphrase"), kinds.count("literal")) == (3, 2)
+    lengths = [len(d.text.split()) for d in docs]
+    assert (min(lengths), max(lengths)) == (73, 86)
+    for q in questions:  # each answer sits on its own page only
+        pages = [d.doc_id for d in docs if q.answer.lower() in d.text.lower()]
+        assert pages == [q.doc_id], q.qid
