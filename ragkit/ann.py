@@ -55,16 +55,30 @@ def _as_matrix(array: object, name: str, dim: int | None = None) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def _best(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and values of the ``k`` largest scores of a 1-D array."""
+def _best(
+    scores: np.ndarray, k: int, ids: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and values of the ``k`` largest scores of a 1-D array.
+
+    Equal scores go by ``ids`` (the positions themselves when None),
+    smallest first, also where a tie straddles the k-th place.
+    """
     n = len(scores)
     if n > k:
-        # the k largest end up at the back; no negated copy of a long row
-        pos = np.argpartition(scores, n - k)[n - k :]
+        # the k-th largest value: keep every larger score, then fill up
+        # with the equal ones of smallest id
+        kth = np.partition(scores, n - k)[n - k]
+        above = np.flatnonzero(scores > kth)
+        level = np.flatnonzero(scores == kth)
+        if ids is not None:
+            level = level[np.argsort(ids[level], kind="stable")]
+        level = level[: k - len(above)]
+        pos = np.concatenate((above, level))
     else:
-        pos = np.arange(len(scores))
-    # best first; equal scores by position (lexsort's last key sorts first)
-    pos = pos[np.lexsort((pos, -scores[pos]))]
+        pos = np.arange(n)
+    # best first; equal scores by id (lexsort's last key sorts first)
+    key = pos if ids is None else ids[pos]
+    pos = pos[np.lexsort((key, -scores[pos]))]
     return pos, scores[pos]
 
 
@@ -79,7 +93,7 @@ def exact_search(
     """The ``k`` vectors with the largest inner product, for every query.
 
     Scores every vector, a block of queries at a time; equal scores are
-    ordered by index, except where a tie straddles the k-th place.
+    ordered by index, also where a tie straddles the k-th place.
     """
     vectors = _as_matrix(vectors, "vectors")
     queries = _as_matrix(queries, "queries", vectors.shape[1])
@@ -102,7 +116,7 @@ class IVFIndex:
     ``train_size`` is None); then every vector is stored in the list of its
     nearest centroid (L2). A query probes the ``nprobe`` lists whose
     centroids are nearest to it (L2) and ranks their vectors by inner
-    product.
+    product, equal scores by index (smallest first).
     Attributes: ``centroids``, ``list_sizes``, ``dim``.
     """
 
@@ -129,12 +143,17 @@ class IVFIndex:
         # imported here: scikit-learn takes a while to load, and exact search
         # and the rest of ragkit do not need it
         from sklearn.cluster import KMeans
+        from threadpoolctl import threadpool_limits
 
         # random starting centroids, as faiss picks them: k-means++ seeding
         # would cost more than the iterations themselves for many lists
         kmeans = KMeans(n_clusters=self.n_lists, init="random", n_init=1,
                         max_iter=max_iter, random_state=seed)
-        kmeans.fit(sample)
+        # one OpenMP thread: scikit-learn adds up the threads' partial sums
+        # in whatever order they finish, so the centroids' last bits (and
+        # now and then a point's list) would depend on the machine
+        with threadpool_limits(limits=1, user_api="openmp"):
+            kmeans.fit(sample)
         self.centroids = kmeans.cluster_centers_.astype(np.float32)
         self._centroid_sq = (self.centroids**2).sum(axis=1)
         assign = self._nearest_lists(vectors, 1)[:, 0]
@@ -177,8 +196,10 @@ class IVFIndex:
             # one small product per list; no copy of the stored vectors
             sims = np.concatenate([vecs[lo:hi] @ query for lo, hi in spans])
             where = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
-            pos, best = _best(sims, k)
-            found = self._ids[where[pos]]
+            # equal scores go by the vectors' own ids, not by list order
+            cand = self._ids[where]
+            pos, best = _best(sims, k, cand)
+            found = cand[pos]
             indices[row, : len(pos)], scores[row, : len(pos)] = found, best
         return indices, scores
 

@@ -54,6 +54,27 @@ def test_equal_scores_come_in_index_order():
     assert idx.tolist() == [[1, 2, 3]]
 
 
+def test_a_tie_across_the_kth_place_keeps_the_smallest_indices():
+    """Five equal scores compete for two places: indices 0 and 1 win."""
+    x = np.ones((5, 3), dtype=np.float32)
+    idx, _ = exact_search(x, x[:1], k=2)
+    assert idx.tolist() == [[0, 1]]
+    # many copies, so argpartition would be free to pick any of them
+    many = np.vstack([np.zeros((1, 3)), np.ones((300, 3))]).astype(np.float32)
+    idx, _ = exact_search(many, many[1:2], k=4)
+    assert idx.tolist() == [[1, 2, 3, 4]]
+
+
+def test_ivf_orders_equal_scores_by_index_across_lists():
+    """Equal scores found in two probed lists come out smallest index first."""
+    x = np.array([[1, 0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 1]],
+                 dtype=np.float32)
+    index = IVFIndex(x, n_lists=2, seed=0)
+    idx, scores = index.search(np.array([[1.0, 1.0]]), k=5, nprobe=2)
+    assert idx.tolist() == [[0, 1, 2, 3, 4]]
+    assert np.allclose(scores, 1.0)
+
+
 def test_ivf_probing_every_list_is_exact():
     """nprobe = n_lists compares the query with every vector: recall 1.0."""
     x, q = unit_rows(600, 12, 3), unit_rows(40, 12, 4)

@@ -82,3 +82,44 @@ def storage_table(texts, size, overlaps):
         rows.append([ov, len(windows), stored, (stored - n_words) / n_words * 100])
     return pd.DataFrame(rows, columns=["overlap", "chunks", "words_stored", "extra_pct"])
 
+
+# %% nb03_ivf_search
+def ivf_search(vectors, queries, n_lists, nprobe, k=10, seed=0):
+    """Top-k ids and inner products found in the `nprobe` nearest lists."""
+    from sklearn.cluster import KMeans
+
+    def whole(value, name):
+        if type(value) is not int:
+            raise TypeError(f"{name} should be an int, not {value!r}")
+        return value
+
+    n_lists = whole(n_lists, "n_lists")
+    nprobe, k = whole(nprobe, "nprobe"), whole(k, "k")
+    data = np.asarray(vectors, dtype=np.float32)
+    asked = np.asarray(queries, dtype=np.float32)
+    if n_lists < 1 or n_lists > data.shape[0]:
+        raise ValueError(f"n_lists={n_lists} is out of range")
+    if nprobe < 1 or nprobe > n_lists:
+        raise ValueError(f"nprobe={nprobe} is out of range")
+    if k <= 0:
+        raise ValueError(f"k={k} is out of range")
+    model = KMeans(n_clusters=n_lists, init="random", n_init=1, max_iter=20,
+                   random_state=seed)
+    model.fit(data)
+    owner = model.predict(data)
+    buckets = {j: [] for j in range(n_lists)}
+    for vid, j in enumerate(owner):
+        buckets[int(j)].append(vid)
+    out_ids = -np.ones((asked.shape[0], k), dtype=int)
+    out_scores = np.full((asked.shape[0], k), float("-inf"))
+    for r in range(asked.shape[0]):
+        dist = np.linalg.norm(model.cluster_centers_ - asked[r], axis=1)
+        chosen = sorted(range(n_lists), key=lambda j: (dist[j], j))[:nprobe]
+        cand = np.array([v for j in chosen for v in buckets[j]], dtype=int)
+        if cand.size == 0:
+            continue
+        sc = data[cand] @ asked[r]
+        order = np.lexsort((cand, -sc))[:k]
+        out_ids[r, :order.size] = cand[order]
+        out_scores[r, :order.size] = sc[order]
+    return out_ids, out_scores
