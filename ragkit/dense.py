@@ -124,16 +124,28 @@ class HashedEmbedder:
 
 
 class DenseIndex:
-    """Cosine search over :class:`HashedEmbedder` vectors of ``texts``."""
+    """Cosine search over :class:`HashedEmbedder` vectors of ``texts``.
+
+    ``embedder`` replaces the toy model by any object with ``fit(texts)``
+    (returning the embedder), ``embed(text)`` and ``embed_many(texts)``
+    giving unit vectors, e.g. :class:`ragkit.encoder.MiniLMEncoder`; it is
+    fitted on ``texts`` and ``dim`` is then ignored.
+    """
 
     def __init__(
-        self, texts: Sequence[str], ids: Sequence[str] | None = None, dim: int = 256
+        self,
+        texts: Sequence[str],
+        ids: Sequence[str] | None = None,
+        dim: int = 256,
+        embedder: object | None = None,
     ) -> None:
         texts = list(texts)
         if not texts:
             raise ValueError("texts must hold at least one text (got an empty list)")
         self.ids = check_ids(ids, len(texts))
-        self.embedder = HashedEmbedder(dim).fit(texts)
+        if embedder is None:
+            embedder = HashedEmbedder(dim)
+        self.embedder = embedder.fit(texts)
         self.vectors = self.embedder.embed_many(texts)
 
     def scores(self, query: str) -> np.ndarray:

@@ -23,7 +23,9 @@ def _ids(pairs: Iterable[tuple[str, float]]) -> list[str]:
 class Retriever:
     """Both indexes over ``chunk.indexed_text`` (so context notes are searched)."""
 
-    def __init__(self, chunks: Sequence[Chunk], dim: int = 256) -> None:
+    def __init__(
+        self, chunks: Sequence[Chunk], dim: int = 256, embedder: object | None = None
+    ) -> None:
         self.chunks = list(chunks)
         if not self.chunks:
             raise ValueError("chunks must hold at least one chunk (got an empty list)")
@@ -31,7 +33,9 @@ class Retriever:
         ids = [c.chunk_id for c in self.chunks]
         texts = [c.indexed_text for c in self.chunks]
         self.bm25 = BM25Index(texts, ids)
-        self.dense = DenseIndex(texts, ids, dim=dim)
+        # embedder=None keeps the toy HashedEmbedder; any object with its
+        # interface (ragkit.encoder.MiniLMEncoder) may take its place
+        self.dense = DenseIndex(texts, ids, dim=dim, embedder=embedder)
         self._reranker: LateInteractionReranker | None = None
 
     @property

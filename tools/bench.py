@@ -17,6 +17,9 @@ than another and a busy neighbour disturbs the figures less:
    which have no clusters, to show what that costs in recall.
 3. Cost growth: query time of BM25 and of exact dense search at three
    corpus sizes, drawn as a log-log plot to ``--out``.
+4. Encoding: texts per second of the real sentence encoder
+   (``ragkit.encoder.MiniLMEncoder``, numpy, cache off) on the help
+   centre's chunks, and the one-off time to load its weights.
 
 usage: python tools/bench.py [--quick] [--out PATH] [--seed N]
 """
@@ -49,12 +52,14 @@ FULL = {
     "vocab": 50_000, "dense_n": 1_000_000, "dense_queries": 1000,
     "dense_centres": 1000, "n_lists": 1024, "uniform_n": 100_000,
     "growth": (10_000, 100_000, 1_000_000), "growth_queries": 200,
+    "encode_repeats": 3,
 }
 QUICK = {
     "bm25_docs": 10_000, "bm25_queries": 200, "okapi_queries": 50,
     "vocab": 10_000, "dense_n": 50_000, "dense_queries": 200,
     "dense_centres": 250, "n_lists": 224, "uniform_n": 20_000,
     "growth": (1_000, 10_000, 100_000), "growth_queries": 100,
+    "encode_repeats": 1,
 }
 NPROBES = (1, 2, 4, 8, 16, 32)
 ZIPF_EXPONENT = 1.07
@@ -445,6 +450,25 @@ def bench_growth(cfg, rng, vectors, out_path):
     say(f"plot saved to {out_path}")
 
 
+# ------------------------------------------------------------------ encoding
+
+
+def bench_encode(cfg):
+    from ragkit.encoder import MiniLMEncoder, load_model
+
+    texts = [c.indexed_text for c in chunk_documents(load_documents())]
+    say(f"## 4. Encoding: all-MiniLM-L6-v2 in numpy, {len(texts)} help-centre "
+        "chunks, cache off")
+    model, t_load = timed(load_model)
+    pieces = sum(len(e.ids) for e in model["tokenizer"].encode_batch(texts))
+    say(f"weights and tokenizer loaded (and checksummed) in {t_load:.2f} s")
+    encoder = MiniLMEncoder(cache=False)
+    _, t_enc = fastest(lambda: encoder.embed_many(texts), cfg["encode_repeats"])
+    say(f"encode: {len(texts) / t_enc:,.1f} texts/s, {pieces / t_enc:,.0f} "
+        f"word pieces/s ({pieces / len(texts):.0f} per chunk, batches of "
+        f"{encoder.batch_size})")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, seconds")
@@ -471,6 +495,8 @@ def main(argv=None) -> int:
         vectors, _ = bench_dense(cfg, rng)
         say()
         bench_growth(cfg, rng, vectors, args.out)
+        say()
+        bench_encode(cfg)
     say()
     say(f"total time {time.perf_counter() - started:.0f} s")
     return 0
