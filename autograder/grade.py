@@ -1,7 +1,11 @@
 """Grade a class of submissions with nbgrader, one student at a time in parallel.
 
     python autograder/grade.py --submissions DIR --out DIR [--assignment lab]
-                               [--jobs N] [--timeout SECONDS] [--sandbox bwrap|none]
+                               [--jobs N | --scheduler ADDRESS]
+                               [--timeout SECONDS] [--sandbox bwrap|none]
+                               [--memory MB] [--processes N] [--file-size MB]
+                               [--scratch MB] [--max-output KB]
+                               [--max-notebook MB]
 
 DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
 `zip_collect` produce. For every student this script
@@ -15,8 +19,16 @@ DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
      `export`, in a course folder of its own with its own gradebook, so that
      students run in parallel without sharing a database (nbgrader issue 174);
   3. keeps hidden tests out of the feedback (issues 917 and 1363);
-  4. runs the student's code under bubblewrap: no network, nothing writable
-     outside that student's own course folder.
+  4. runs each kernel (only the kernel: nbgrader, the gradebook and the
+     masters stay outside) under bubblewrap with resource limits
+     (kernel_sandbox.py): it sees the Python environment, ragkit/ and data/
+     read-only and its own size-limited scratch folders, nothing else, and
+     has no network; a kernel that dies or floods its output fails its own
+     cells only (rag_feedback.GuardedExecute).
+
+A finished student is kept in --out/.students/ under a key made of the
+submission's bytes, the masters and the grading settings, so running the same
+command again after a crash or a kill grades only the students not yet done.
 
 The submissions are only read: they are copied before grading, and their bytes
 are compared before and after. Results land in --out: grades.csv (nbgrader's
@@ -28,13 +40,17 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -45,12 +61,15 @@ from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild
+DONE = ".students"  # --out/.students/<student>/: one finished student each
+MB = 2 ** 20
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
 
 
 # notebook -> grade_id -> (cell type, is it a graded cell), read from the release
-ReleaseCells = dict[str, dict[str, tuple[str, bool]]]
+# (and the nbgrader metadata a student might edit: points, grade, solution)
+ReleaseCells = dict[str, dict[str, tuple[str, bool, dict]]]
 
 
 @dataclass
@@ -59,47 +78,193 @@ class Outcome:
     graded: bool = False
     problems: list[str] = field(default_factory=list)
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    cells: dict[str, tuple[float, float]] = field(default_factory=dict)
+    seconds: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)  # seconds per nbgrader step
+    reused: bool = False
 
 
-def sandbox(cmd: list[str], course: Path) -> list[str]:
-    """Wrap `cmd` in bubblewrap: no network, and only `course` is writable.
+@dataclass
+class Limits:
+    """What one student's kernel may use (grade.py's flags, in bytes)."""
+    sandbox: bool = True
+    uid: int | None = None        # the kernel's own uid when grading as root
+    memory_bytes: int = 4096 * MB  # address space of each kernel process
+    processes: int = 128           # processes and threads of the kernel
+    file_bytes: int = 100 * MB     # largest file the kernel may write
+    scratch_bytes: int = 256 * MB  # size of its working folder and its /tmp
+    output_bytes: int = 2 * MB     # output kept per cell; the cell fails past it
+    notebook_bytes: int = 50 * MB  # larger submitted notebooks are not run
+    timeout: int | None = None     # seconds per cell (None: nbgrader_config)
+    student_seconds: int = 3600    # then the student's grading is stopped
 
-    Student code runs inside nbgrader's kernel. Under the sandbox the file
-    system is read-only except this student's own course folder, the folder
-    holding the other students' copies is hidden behind an empty tmpfs, there
-    is no network, and the grader's other processes are out of sight.
-    """
-    scratch = course / ".sandbox"
-    scratch.mkdir(exist_ok=True)
-    return ["bwrap", "--ro-bind", "/", "/", "--tmpfs", str(course.parent),
-            "--bind", str(course), str(course), "--dev", "/dev", "--proc", "/proc",
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent",
-            "--setenv", "HOME", str(scratch), "--setenv", "TMPDIR", str(scratch),
-            "--setenv", "JUPYTER_RUNTIME_DIR", str(scratch / "runtime"),
-            "--setenv", "IPYTHONDIR", str(scratch / "ipython"),
-            "--setenv", "MPLCONFIGDIR", str(scratch / "mpl"),
-            "--chdir", str(course), *cmd]
+    def key(self) -> dict:
+        """The settings a grade depends on (the uid is only bookkeeping)."""
+        return {k: v for k, v in asdict(self).items() if k != "uid"}
 
 
-def run_nbgrader(args: list[str], course: Path, log: Path, sandboxed: bool = False) -> bool:
-    """Run nbgrader in `course`, append its log to `log`; True when it went well."""
+def readonly_paths() -> list[str]:
+    """What a kernel may read besides the system: the Python installation,
+    the environment, and the package and data the notebooks import."""
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix),
+             ROOT / "ragkit", ROOT / "data"}
+    return sorted(str(p) for p in paths if p.exists())
+
+
+def sandbox(cmd: list[str], course: Path, limits: Limits | None = None) -> list[str]:
+    """Wrap `cmd` in the sandbox a student's kernel gets (kernel_sandbox.py),
+    with `course` as its working folder. Used by the tests; grading starts
+    kernels through the kernelspec that `install_kernel` writes."""
+    from kernel_sandbox import bwrap_command, kernel_env
+
+    limits = limits or Limits()
+    return bwrap_command(cmd, course, readonly_paths(), [], limits.scratch_bytes,
+                         kernel_env())
+
+
+def install_kernel(course: Path, limits: Limits) -> dict[str, str]:
+    """Give `course` a `python3` kernelspec that starts kernels sandboxed;
+    returns the environment variables nbgrader must run with to use it."""
+    # a short local path: Unix socket paths are limited to ~100 characters
+    runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))
+    (course / "runtime").write_text(str(runtime))  # removed with the course
+    env = {"JUPYTER_RUNTIME_DIR": str(runtime)}
+    if not limits.sandbox:
+        return env
+    if limits.uid is not None:
+        os.chown(runtime, limits.uid, limits.uid)
+    settings = course / "kernel_sandbox.json"
+    settings.write_text(json.dumps({
+        "uid": limits.uid, "memory_bytes": limits.memory_bytes,
+        "processes": limits.processes, "file_bytes": limits.file_bytes,
+        "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths()}))
+    spec = course / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, str(HERE / "kernel_sandbox.py"), str(settings),
+                 "{connection_file}"],
+        "display_name": "Python 3 (sandboxed for grading)", "language": "python",
+        # bwrap does not pass signals on: interrupt through the control channel
+        "interrupt_mode": "message",
+        "metadata": {"supported_encryption": ["curve"]}}, indent=1))
+    env["JUPYTER_PATH"] = str(course / "jupyter")
+    return env
+
+
+def die_with_parent() -> None:
+    """In the child before exec: die when the grader dies, even by SIGKILL,
+    so a killed batch leaves no nbgrader (and so no kernel) running."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_nbgrader(args: list[str], course: Path, log: Path,
+                 env: dict[str, str] | None = None,
+                 seconds: float | None = None) -> bool:
+    """Run nbgrader in `course`, append its log to `log`; True when it went well.
+
+    After `seconds` the command and every process it started are killed (a
+    kernel that ignores interrupts must not hold up the class)."""
     cmd = nbgrader_command(*args)
-    if sandboxed:
-        cmd = sandbox(cmd, course)
-    proc = subprocess.run(cmd, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
+    proc = subprocess.Popen(cmd, cwd=course, env={**nbgrader_env(), **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=die_with_parent)
+    try:
+        stdout, stderr = proc.communicate(timeout=seconds)
+        stopped = False
+    except subprocess.TimeoutExpired:
+        proc.kill()  # its sandboxed kernels die with it (bwrap --die-with-parent)
+        stdout, stderr = proc.communicate()
+        stopped = True
     with log.open("a", encoding="utf-8") as fh:
-        fh.write(f"$ nbgrader {' '.join(args)}\n{proc.stdout}{proc.stderr}\n")
+        fh.write(f"$ nbgrader {' '.join(args)}\n{stdout}{stderr}\n")
+        if stopped:
+            fh.write(f"stopped after {seconds} s\n")
     # note: nbgrader may exit 0 after failing a notebook, so read the log too;
     # a timed-out cell is logged as an ERROR as well, but that is a grade, not a failure
-    return proc.returncode == 0 and FAILED_MARK not in proc.stderr
+    return not stopped and proc.returncode == 0 and FAILED_MARK not in stderr
 
 
 def digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    """sha256 of every file under `folder`; a symlink counts as its target's
+    path, never its content (it may point at anything)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink():
+            out[str(p.relative_to(folder))] = "-> " + os.readlink(p)
+        elif p.is_file():
+            out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
 
 
-def check_submission(folder: Path, release: ReleaseCells) -> tuple[list[str], list[str]]:
+def copy_submission(src: Path, dst: Path) -> list[str]:
+    """Copy a student's folder without following symlinks, which are dropped
+    (one could point at a file the student's kernel must not read)."""
+    dropped = []
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        links = [n for n in names if os.path.islink(os.path.join(folder, n))]
+        dropped.extend(os.path.relpath(os.path.join(folder, n), src) for n in links)
+        return links
+
+    shutil.copytree(src, dst, ignore=ignore)
+    return [f"{name}: a symbolic link, ignored" for name in sorted(dropped)]
+
+
+GRADED_KEYS = ("grade", "solution", "points", "locked", "task")
+# Student code and tests share one kernel, so a student can replace what a
+# test calls (a builtin, the private ragkit copy that fresh() makes, an object
+# that equals everything). No grader can stop that in-process; these patterns
+# put such a cell in problems.csv for a human to read.
+SUSPICIOUS = [
+    (re.compile(r"\bbuiltins\b|__builtins__"), "changes builtins"),
+    (re.compile(r"\bsys\.modules\b"), "edits sys.modules"),
+    (re.compile(r"^\s*(?:def\s+(?:fresh|using)\b|(?:fresh|using)\s*=[^=])"
+                r"|import\s.*\bas\s+(?:fresh|using)\b", re.MULTILINE),
+     "redefines fresh or using"),
+    (re.compile(r"\bragkit(?:\.\w+)+\s*=[^=]|setattr\(\s*ragkit"), "assigns to ragkit"),
+    (re.compile(r"def\s+__eq__"), "defines __eq__"),
+]
+# what a failing cell's error says about a limit it hit (autograded notebook)
+LIMIT_ERRORS = [
+    (lambda e: e["ename"] == "CellTimeoutError", "ran past the time limit"),
+    (lambda e: e["ename"] == "KernelDied" and "while running" in e["evalue"],
+     "killed the kernel; later cells scored 0"),
+    (lambda e: e["ename"] == "MemoryError", "hit the memory limit"),
+    (lambda e: "[Errno 28]" in e["evalue"], "filled its scratch space"),
+    (lambda e: "[Errno 27]" in e["evalue"], "wrote a file over the size limit"),
+    (lambda e: e["ename"] == "BlockingIOError" or "[Errno 11]" in e["evalue"],
+     "hit the process limit"),
+]
+OUTPUT_STOPPED = "[output stopped:"
+
+
+def limits_hit(autograded: Path) -> list[str]:
+    """One line per cell of the graded notebooks that ran into a limit."""
+    found = []
+    for path in sorted(autograded.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for index, c in enumerate(nb.cells):
+            if c.cell_type != "code":
+                continue
+            gid = c.metadata.get("nbgrader", {}).get("grade_id")
+            label = repr(gid) if gid else f"{index}"
+            whats = []
+            for out in c.get("outputs", []):
+                if out.get("output_type") == "error":
+                    whats += [what for test, what in LIMIT_ERRORS
+                              if test({"ename": out.get("ename", ""),
+                                       "evalue": out.get("evalue", "")})]
+                elif OUTPUT_STOPPED in str(out.get("text", "")):
+                    whats.append("printed more than the output limit")
+            found += [f"{path.name}: cell {label} {what}" for what in dict.fromkeys(whats)]
+    return found
+
+
+def check_submission(folder: Path, release: ReleaseCells,
+                     max_bytes: int | None = None) -> tuple[list[str], list[str]]:
     """What is wrong with one student's assignment folder, in plain words,
     and the names of the notebooks that cannot be read at all."""
     problems, unreadable = [], []
@@ -109,88 +274,232 @@ def check_submission(folder: Path, release: ReleaseCells) -> tuple[list[str], li
     for name in sorted(present - set(release)):
         problems.append(f"{name}: not part of the assignment, ignored")
     for name in sorted(present & set(release)):
+        size = (folder / name).stat().st_size
+        if max_bytes is not None and size > max_bytes:
+            problems.append(f"{name}: {size / MB:.0f} MB, more than the "
+                            f"{max_bytes / MB:.0f} MB allowed; not run, scored 0")
+            unreadable.append(name)
+            continue
         try:
             nb = nbformat.read(folder / name, as_version=4)
         except Exception as err:  # noqa: BLE001 (any parse failure is the same problem)
             problems.append(f"{name}: not a readable notebook ({type(err).__name__}), scored 0")
             unreadable.append(name)
             continue
-        cells = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.cell_type) for c in nb.cells]
-        ids = [gid for gid, _ in cells if gid]
-        for dup in sorted({i for i in ids if ids.count(i) > 1}):
-            problems.append(f"{name}: cell {dup!r} appears more than once")
-        for gid, kind in cells:
-            if gid in release[name] and kind != release[name][gid][0]:
+        cells = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.cell_type,
+                  c.metadata.get("nbgrader", {}), c.source) for c in nb.cells]
+        ids = [gid for gid, _, _, _ in cells if gid]
+        repaired = False
+        twins = sorted({i for i in ids if ids.count(i) > 1})
+        for dup in twins:
+            problems.append(f"{name}: cell {dup!r} appears more than once; "
+                            "graded once")
+
+        for index, (gid, kind, meta, source) in enumerate(cells):
+            known = release[name].get(gid)
+            if kind == "code" and not (known and known[2]["locked"]):
+                # the student's own code: answers and any cell they added
+                label = repr(gid) if gid else f"{index}"
+                problems += [f"{name}: cell {label} {what}; check it by hand"
+                             for pattern, what in SUSPICIOUS if pattern.search(source)]
+            if known is None:
+                continue
+            if kind != known[0]:
                 problems.append(f"{name}: cell {gid!r} was turned into {kind}; "
-                                f"graded as {release[name][gid][0]}")
-        graded = {gid for gid, (_, is_grade) in release[name].items() if is_grade}
+                                f"graded as {known[0]}")
+            elif known[2]["source"] is not None and source != known[2]["source"]:
+                problems.append(f"{name}: cell {gid!r} was edited; graded with "
+                                "the master's")
+            if {k: meta.get(k) for k in GRADED_KEYS} != {
+                    k: known[2][k] for k in GRADED_KEYS}:
+                problems.append(f"{name}: nbgrader metadata of cell {gid!r} was "
+                                "edited; graded with the master's")
+                # nbgrader stops on a graded cell relabelled as an answer
+                # ("Inconsistent checksums"): give it the release's labels
+                nb.cells[index].metadata["nbgrader"] = dict(known[2]["meta"])
+                repaired = True
+        graded = {gid for gid, (_, is_grade, _) in release[name].items() if is_grade}
         for gone in sorted(graded - set(ids)):
             problems.append(f"{name}: graded cell {gone!r} was deleted; restored from the master")
+        if twins:
+            # nbgrader stops on a repeated grade_id (KeyError); keep the first
+            seen: set[str] = set()
+            kept = []
+            for c in nb.cells:
+                gid = c.metadata.get("nbgrader", {}).get("grade_id")
+                if gid not in seen:
+                    kept.append(c)
+                if gid:
+                    seen.add(gid)
+            nb.cells = kept
+        if twins or repaired:
+            nbformat.write(nb, folder / name)  # the grader's copy, never the original
     return problems, unreadable
 
 
 def release_cells(release_dir: Path) -> ReleaseCells:
-    """Every nbgrader cell of the release: its type and whether it is graded."""
+    """Every nbgrader cell of the release: its type, whether it is graded,
+    and the metadata that decides how."""
     out = {}
     for path in sorted(release_dir.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        out[path.name] = {c.metadata["nbgrader"]["grade_id"]:
-                          (c.cell_type, bool(c.metadata["nbgrader"].get("grade")))
-                          for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")}
+        out[path.name] = {}
+        for c in nb.cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("grade_id"):
+                out[path.name][meta["grade_id"]] = (
+                    c.cell_type, bool(meta.get("grade")),
+                    {**{k: meta.get(k) for k in GRADED_KEYS},
+                     "source": c.source if meta.get("locked") else None,
+                     "meta": dict(meta)})
     return out
 
 
-def prepare_template(work: Path, assignment: str) -> Path:
-    """One course folder with the gradebook filled in; each student gets a copy."""
-    template = course_folder(work / "_template", ROOT / "source", HERE / "rag_feedback.py")
+def prepare_template(work: Path, assignment: str, only: list[str] | None = None,
+                     source: Path = ROOT / "source") -> Path:
+    """One course folder with the gradebook filled in; each student gets a copy.
+    With `only` (notebook names without .ipynb) the assignment is just those."""
+    template = course_folder(work / "_template", source, HERE / "rag_feedback.py")
+    for master in (template / "source" / assignment).glob("*.ipynb"):
+        if only and master.stem not in only:
+            master.unlink()
     if not run_nbgrader(["generate_assignment", assignment, "--force"], template,
                         work / "_template.log"):
         raise RuntimeError(f"nbgrader generate_assignment failed; see {work / '_template.log'}")
     return template
 
 
-def notebook_scores(course: Path, assignment: str, student: str) -> dict[str, tuple[float, float]]:
+def notebook_scores(course: Path, assignment: str, student: str):
+    """Scores per notebook and per graded cell ("name.ipynb:grade_id") from
+    the student's gradebook; also writes
+    course/grades.csv with nbgrader's CSV export plugin (what `nbgrader
+    export` runs, without starting another nbgrader)."""
     from nbgrader.api import Gradebook
+    from nbgrader.plugins.export import CsvExportPlugin
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        CsvExportPlugin(to=str(course / "grades.csv")).export(gb)
         sub = gb.find_submission(assignment, student)
-        return {f"{nb.name}.ipynb": (float(nb.score), float(nb.max_score)) for nb in sub.notebooks}
+        return ({f"{nb.name}.ipynb": (float(nb.score), float(nb.max_score))
+                 for nb in sub.notebooks},
+                {f"{nb.name}.ipynb:{g.name}": (float(g.score), float(g.max_score))
+                 for nb in sub.notebooks for g in nb.grades})
 
 
 def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
-              release: ReleaseCells, sandboxed: bool, timeout: int | None) -> Outcome:
+              release: ReleaseCells, limits: Limits, keep: Path) -> Outcome:
+    """Grade one student in a course folder of their own under `work`, and
+    store everything kept about them in `keep` (their --out/.students/ entry).
+    Runs in a thread of this process or as a task on a Dask worker."""
+    start = time.monotonic()
     student = student_dir.name
     outcome = Outcome(student)
     course = work / student
     log = work / f"{student}.log"
     shutil.copytree(template, course)
     copy = course / "submitted" / student / assignment
-    shutil.copytree(student_dir / assignment, copy)
-    problems, unreadable = check_submission(copy, release)
+    outcome.problems += copy_submission(student_dir / assignment, copy)
+    problems, unreadable = check_submission(copy, release, limits.notebook_bytes)
     outcome.problems += problems
-    for name in unreadable:
-        # nbgrader gives up on the whole student over one unreadable file; grade
-        # the blank release in its place so the other notebooks still count
+    present = {p.name for p in copy.glob("*.ipynb")} & set(release)
+    # nbgrader gives up on the whole student over one unreadable file, and on
+    # a submission without any of the assignment's notebooks; grade the blank
+    # release in their place so the other notebooks still count (nbgrader
+    # itself scores any other missing notebook 0)
+    for name in unreadable or ([] if present else [min(release)]):
         shutil.copy(template / "release" / assignment / name, copy / name)
-    limit = [] if timeout is None else [f"--Execute.timeout={timeout}"]
-    steps = [["autograde", assignment, "--student", student, "--force", *limit],
-             ["generate_feedback", assignment, "--student", student, "--force"],
-             ["export", "--to", str(course / "grades.csv")]]
+    env = install_kernel(course, limits)
+    options = [f"--GuardedExecute.max_output_bytes={limits.output_bytes}"]
+    if limits.timeout is not None:
+        options.append(f"--Execute.timeout={limits.timeout}")
+    if limits.sandbox:  # the kernel has no network: Unix sockets instead of TCP
+        options += ["--KernelManager.transport=ipc",
+                    f"--KernelManager.ip={env['JUPYTER_RUNTIME_DIR']}/k"]
+    steps = [["autograde", assignment, "--student", student, "--force", *options],
+             ["generate_feedback", assignment, "--student", student, "--force"]]
     for step in steps:
-        # only autograde runs student code; it alone goes in the sandbox
-        if not run_nbgrader(step, course, log, sandboxed and step[0] == "autograde"):
-            outcome.problems.append(f"nbgrader {step[0]} failed; see {log.name}")
-            return outcome
-    outcome.scores = notebook_scores(course, assignment, student)
-    outcome.graded = True
-    for html in (course / "feedback").rglob("*.html"):
-        if HIDDEN_MARK in html.read_text(encoding="utf-8"):
-            outcome.problems.append(f"{html.name}: feedback shows hidden tests")
+        # only autograde runs student code, and only its kernels are sandboxed
+        seconds = limits.student_seconds if step[0] == "autograde" else None
+        began = time.monotonic()
+        ok = run_nbgrader(step, course, log, env, seconds)
+        outcome.steps[step[0]] = round(time.monotonic() - began, 2)
+        if not ok:
+            why = (f"stopped after {seconds} s" if "stopped after" in
+                   log.read_text(encoding="utf-8") else "failed")
+            outcome.problems.append(f"nbgrader {step[0]} {why}; see logs/{log.name}")
+            break
+    else:
+        outcome.scores, outcome.cells = notebook_scores(course, assignment, student)
+        outcome.graded = True
+        outcome.problems += limits_hit(course / "autograded" / student / assignment)
+        for html in (course / "feedback").rglob("*.html"):
+            if HIDDEN_MARK in html.read_text(encoding="utf-8"):
+                outcome.problems.append(f"{html.name}: feedback shows hidden tests")
+    outcome.seconds = round(time.monotonic() - start, 1)
+    store(outcome, course, log, keep)
+    shutil.rmtree(Path((course / "runtime").read_text()), ignore_errors=True)
+    shutil.rmtree(course, ignore_errors=True)
     return outcome
 
 
+# --- what is kept of each finished student, so a rerun can skip them -------
+
+def store(outcome: Outcome, course: Path, log: Path, keep: Path) -> None:
+    """Write `keep` atomically: a half-written entry never looks finished."""
+    part = keep.with_name(keep.name + ".partial")
+    shutil.rmtree(part, ignore_errors=True)
+    part.mkdir(parents=True)
+    if (course / "feedback" / outcome.student).exists():
+        shutil.copytree(course / "feedback" / outcome.student, part / "feedback")
+    if outcome.graded:
+        shutil.copy(course / "grades.csv", part / "grades.csv")
+    if log.exists():
+        shutil.copy(log, part / "log.txt")
+    (part / "outcome.json").write_text(json.dumps(asdict(outcome), indent=1))
+    shutil.rmtree(keep, ignore_errors=True)
+    part.rename(keep)
+
+
+def load(keep: Path) -> Outcome:
+    data = json.loads((keep / "outcome.json").read_text())
+    for name in ("scores", "cells"):
+        data[name] = {k: tuple(v) for k, v in data[name].items()}
+    return Outcome(**{**data, "reused": True})
+
+
+def file_hash(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        for p in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if p.is_file():
+                h.update(str(p.relative_to(path) if path.is_dir() else p.name).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def grading_key(source: Path, assignment: str, limits: Limits,
+                only: list[str] | None) -> str:
+    """Everything a grade depends on besides the submission itself."""
+    code = [HERE / n for n in ("grade.py", "kernel_sandbox.py", "rag_feedback.py",
+                               "nbgrader_config.py")]
+    return hashlib.sha256(json.dumps({
+        "masters": file_hash(source / assignment),
+        "code": file_hash(*code), "assignment": assignment,
+        "notebooks": sorted(only or []),
+        "limits": limits.key()}, sort_keys=True).encode()).hexdigest()
+
+
+def student_key(student_dir: Path, key: str) -> str:
+    return hashlib.sha256(json.dumps([key, digest(student_dir)]).encode()).hexdigest()
+
+
+def finished(keep: Path, key: str) -> bool:
+    return (keep / "key").exists() and (keep / "key").read_text() == key
+
+
 def prepare_out(out: Path, submissions: Path) -> None:
-    """Refuse an --out that could hold anything but our own earlier results."""
+    """Refuse an --out that could hold anything but our own earlier results;
+    keep the finished students of an earlier run of ours, drop the rest."""
     if out == submissions or submissions in out.parents or out in submissions.parents:
         raise SystemExit(f"--out must lie outside --submissions (got out={out}, "
                          f"submissions={submissions})")
@@ -200,31 +509,35 @@ def prepare_out(out: Path, submissions: Path) -> None:
                 raise SystemExit(f"--out {out} exists and was not made by this script; "
                                  "choose an empty or new folder")
         else:
-            shutil.rmtree(out)  # our own derived results: rebuilt from the submissions
+            for item in out.iterdir():  # derived results: rebuilt below
+                if item.name not in (MARKER, DONE):
+                    shutil.rmtree(item) if item.is_dir() else item.unlink()
     out.mkdir(parents=True, exist_ok=True)
+    (out / DONE).mkdir(exist_ok=True)
     (out / MARKER).write_text("made by autograder/grade.py; safe to delete\n")
 
 
-def write_results(out: Path, outcomes: list[Outcome], work: Path, assignment: str) -> pd.DataFrame:
+def write_results(out: Path, outcomes: list[Outcome]) -> pd.DataFrame:
     rows, problems = [], []
     for o in outcomes:
+        keep = out / DONE / o.student
         for nb_name, (score, max_score) in sorted(o.scores.items()):
             rows.append({"student": o.student, "notebook": nb_name,
                          "score": score, "max_score": max_score})
         problems += [{"student": o.student, "problem": p} for p in o.problems]
-        course = work / o.student
-        if (course / "feedback" / o.student).exists():
-            shutil.copytree(course / "feedback" / o.student, out / "feedback" / o.student)
+        if (keep / "feedback").exists():
+            shutil.copytree(keep / "feedback", out / "feedback" / o.student)
+        if (keep / "log.txt").exists():
+            (out / "logs").mkdir(exist_ok=True)
+            shutil.copy(keep / "log.txt", out / "logs" / f"{o.student}.log")
     scores = pd.DataFrame(rows, columns=["student", "notebook", "score", "max_score"])
     scores.to_csv(out / "scores.csv", index=False)
     pd.DataFrame(problems, columns=["student", "problem"]).to_csv(out / "problems.csv", index=False)
-    exports = [pd.read_csv(work / o.student / "grades.csv") for o in outcomes if o.graded]
+    exports = [pd.read_csv(out / DONE / o.student / "grades.csv")
+               for o in outcomes if o.graded]
     if exports:
         grades = pd.concat(exports, ignore_index=True).sort_values("student_id")
         grades.to_csv(out / "grades.csv", index=False)
-    for log in work.glob("*.log"):
-        (out / "logs").mkdir(exist_ok=True)
-        shutil.copy(log, out / "logs" / log.name)
     return scores
 
 
@@ -247,9 +560,61 @@ def where_results_went(out: Path, n_problems: int) -> str:
             ("feedback/", "<student>/<assignment>/*.html: points per part, then "
                           "every cell"),
             ("problems.csv", f"what was wrong with a submission ({found})"),
+            ("report.html", "the class at a glance: totals, share passing each "
+                            "test, problems (PNGs and CSVs in report/)"),
             ("logs/", "nbgrader's log for each student")]
     return "\n".join([f"results in {shown}/"]
                      + [f"  {name:<13} {what}" for name, what in rows])
+
+
+def progress(total: int, done: int):
+    """A tqdm bar with an ETA on a terminal; nothing in CI or a pipe."""
+    quiet = not sys.stderr.isatty() or bool(os.environ.get("CI"))
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        quiet, tqdm = True, None
+    if quiet:
+        class Silent:
+            def update(self, n=1): pass
+            def set_postfix_str(self, s): pass
+            def close(self): pass
+        return Silent()
+    return tqdm(total=total, initial=done, unit="student", desc="grading",
+                dynamic_ncols=True)
+
+
+def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
+    outcomes = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(grade, s) for s in todo]
+        for future in as_completed(futures):
+            outcomes.append(future.result())
+            bar.set_postfix_str(outcomes[-1].student)
+            bar.update()
+    return outcomes
+
+
+def add_to_path(folder: str) -> None:
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
+def run_dask(todo, address: str, grade, bar) -> list[Outcome]:
+    """Each student is one task on the Dask cluster at `address`; the workers
+    must see the same paths (a shared file system) and this environment."""
+    from distributed import Client, as_completed as dask_completed
+
+    outcomes = []
+    with Client(address) as client:
+        client.run(add_to_path, str(HERE))  # nbgrader_cli and kernel_sandbox
+        futures = [client.submit(grade, s, key=f"grade-{s.name}", pure=False)
+                   for s in todo]
+        for future in dask_completed(futures):
+            outcomes.append(future.result())
+            bar.set_postfix_str(outcomes[-1].student)
+            bar.update()
+    return outcomes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,47 +623,134 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder of <student>/<assignment>/*.ipynb")
     parser.add_argument("--out", type=Path, required=True, help="folder for the results")
     parser.add_argument("--assignment", default="lab")
+    parser.add_argument("--source", type=Path, default=ROOT / "source",
+                        help="the masters: SOURCE/<assignment>/*.ipynb (default: "
+                             "the repository's source/)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="students graded at once (default: one per core)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="grade each student as a task on this Dask "
+                             "scheduler (tcp://host:8786) instead of --jobs threads")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="run student code under bubblewrap (default) or as is")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds a cell may run before it is stopped and fails "
                              "(default: nbgrader_config.py's Execute.timeout)")
+    d = Limits()
+    parser.add_argument("--memory", type=int, default=d.memory_bytes // MB, metavar="MB",
+                        help="address space of each kernel process (default %(default)s)")
+    parser.add_argument("--processes", type=int, default=d.processes, metavar="N",
+                        help="processes and threads a kernel may run (default %(default)s)")
+    parser.add_argument("--file-size", type=int, default=d.file_bytes // MB, metavar="MB",
+                        help="largest file a kernel may write (default %(default)s)")
+    parser.add_argument("--scratch", type=int, default=d.scratch_bytes // MB, metavar="MB",
+                        help="size of a kernel's working folder and of its /tmp "
+                             "(default %(default)s)")
+    parser.add_argument("--max-output", type=int, default=d.output_bytes // 1024,
+                        metavar="KB", help="output kept per cell; past it the cell "
+                                           "is interrupted and fails (default %(default)s)")
+    parser.add_argument("--max-notebook", type=int, default=d.notebook_bytes // MB,
+                        metavar="MB", help="larger notebooks are not run and score 0 "
+                                           "(default %(default)s)")
+    parser.add_argument("--student-timeout", type=int, default=d.student_seconds,
+                        metavar="S", help="seconds before one student's grading is "
+                                          "stopped (default %(default)s)")
+    parser.add_argument("--sandbox-uid", type=int, default=61000, metavar="UID",
+                        help="when run as root, student i's kernel runs as UID+i "
+                             "(default %(default)s)")
+    parser.add_argument("--notebook", action="append", metavar="NAME",
+                        help="grade only this notebook of the assignment (name "
+                             "without .ipynb; repeat for more); the others are "
+                             "then reported as not part of it")
+    parser.add_argument("--no-report", action="store_true",
+                        help="skip report.html and its figures")
     args = parser.parse_args(argv)
     if args.timeout is not None and args.timeout < 1:
         parser.error(f"--timeout must be at least 1 second (got {args.timeout})")
     if args.sandbox == "bwrap" and shutil.which("bwrap") is None:
         parser.error("--sandbox bwrap needs bubblewrap (apt-get install bubblewrap); "
                      "pass --sandbox none to grade without it")
+    for name in ("memory", "processes", "file_size", "scratch", "max_output",
+                 "max_notebook", "student_timeout"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
     submissions, out = args.submissions.resolve(), args.out.resolve()
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1 (got {args.jobs})")
     if not submissions.is_dir():
         parser.error(f"--submissions is not a folder: {submissions}")
-    if not (ROOT / "source" / args.assignment).is_dir():
-        parser.error(f"--assignment {args.assignment!r} has no folder in source/")
+    source = args.source.resolve()
+    if not (source / args.assignment).is_dir():
+        parser.error(f"--assignment {args.assignment!r} has no folder in {source}")
     students = sorted(p for p in submissions.iterdir() if (p / args.assignment).is_dir())
     if not students:
         parser.error(f"--submissions has no <student>/{args.assignment}/ folders: {submissions}")
+    masters = {p.stem for p in (source / args.assignment).glob("*.ipynb")}
+    for name in args.notebook or []:
+        if name not in masters:
+            parser.error(f"--notebook {name!r} is not in source/{args.assignment}/")
 
+    limits = Limits(sandbox=args.sandbox == "bwrap", memory_bytes=args.memory * MB,
+                    processes=args.processes, file_bytes=args.file_size * MB,
+                    scratch_bytes=args.scratch * MB, output_bytes=args.max_output * 1024,
+                    notebook_bytes=args.max_notebook * MB, timeout=args.timeout,
+                    student_seconds=args.student_timeout)
     prepare_out(out, submissions)
     before = {s.name: digest(s) for s in students}
-    with tempfile.TemporaryDirectory(prefix="rag-grade-") as tmp:
+    key = grading_key(source, args.assignment, limits, args.notebook)
+    keys = {s.name: student_key(s, key) for s in students}
+    done_dir = out / DONE
+    for old in done_dir.iterdir():  # students gone or changed since: forget them
+        if old.name not in keys or not finished(old, keys[old.name]):
+            shutil.rmtree(old)
+    reused = {s.name: load(done_dir / s.name) for s in students
+              if finished(done_dir / s.name, keys[s.name])}
+    todo = [s for s in students if s.name not in reused]
+    uid = {s.name: args.sandbox_uid + i for i, s in enumerate(students)}
+    bar = progress(len(students), len(reused))
+    # Dask workers elsewhere must see the template: keep it beside the results
+    with tempfile.TemporaryDirectory(prefix="rag-grade-",
+                                     dir=out if args.scheduler else None) as tmp:
         work = Path(tmp)
-        template = prepare_template(work, args.assignment)
-        release = release_cells(template / "release" / args.assignment)
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            outcomes = list(pool.map(
-                lambda s: grade_one(s, args.assignment, template, work, release,
-                                   args.sandbox == "bwrap", args.timeout), students))
-        scores = write_results(out, outcomes, work, args.assignment)
+        fresh: list[Outcome] = []
+        if todo:
+            template = prepare_template(work, args.assignment, args.notebook, source)
+            release = release_cells(template / "release" / args.assignment)
+
+            def grade(s: Path) -> Outcome:
+                mine = Limits(**{**asdict(limits), "uid": uid[s.name]
+                                 if limits.sandbox and os.geteuid() == 0 else None})
+                try:
+                    o = grade_one(s, args.assignment, template, work, release,
+                                  mine, done_dir / s.name)
+                except Exception as err:  # noqa: BLE001 (one student, not the class)
+                    # stored without a key, so the next run tries again
+                    o = Outcome(s.name, problems=[f"grading crashed: {err!r}"])
+                    store(o, work / s.name, work / f"{s.name}.log", done_dir / s.name)
+                    return o
+                (done_dir / s.name / "key").write_text(keys[s.name])
+                return o
+
+            if args.scheduler:
+                fresh = run_dask(todo, args.scheduler, grade, bar)
+            else:
+                fresh = run_local(todo, args.jobs, grade, bar)
+    bar.close()
+    outcomes = sorted([*reused.values(), *fresh], key=lambda o: o.student)
+    scores = write_results(out, outcomes)
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
             raise SystemExit(f"submission of {s.name} changed during grading")
+    if not args.no_report:
+        import report
+
+        try:
+            report.write(out, scores, outcomes)
+        except Exception as err:  # noqa: BLE001 (the grades are written already)
+            print(f"report.html not written: {err!r}", file=sys.stderr)
 
     print(f"graded {sum(o.graded for o in outcomes)} of {len(outcomes)} students "
-          f"-> {out}")
+          f"-> {out}" + (f" ({len(reused)} kept from an earlier run)" if reused else ""))
     if not scores.empty:
         print(grade_table(scores).to_string(float_format=lambda v: f"{v:g}"))
     trouble = [(o.student, p) for o in outcomes for p in o.problems]

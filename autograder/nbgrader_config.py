@@ -41,3 +41,15 @@ if (Path.cwd() / "rag_feedback.py").exists():
         "rag_feedback.PartSummary",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
+    # a kernel that dies fails the rest of its notebook's cells instead of
+    # the whole notebook, and a cell's output is capped (grade.py sets the
+    # cap: --max-output); the other steps are nbgrader's own
+    c.Autograde.autograde_preprocessors = [
+        "rag_feedback.GuardedExecute",
+        "nbgrader.preprocessors.IgnorePattern",
+        "nbconvert.preprocessors.ClearMetadataPreprocessor",
+        "nbgrader.preprocessors.LimitOutput",
+        "nbgrader.preprocessors.SaveAutoGrades",
+        "nbgrader.preprocessors.AssignLatePenalties",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]

@@ -15,16 +15,22 @@ each graded cell's score in its metadata:
 
 The part grouping lives here because this file is the one the grader copies
 into its course folder; autograder/validate.py (`make check`) uses it too.
+For the same reason `GuardedExecute`, the execute step of grade.py's
+autograde (a dying kernel or a flood of output costs the student the cells
+concerned, not the notebook), lives at the end of this file.
 """
 from __future__ import annotations
 
 import ast
+import asyncio
 import html
 import re
 from dataclasses import dataclass, field
 
-from nbformat.v4 import new_markdown_cell
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.v4 import new_markdown_cell, new_output
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Integer
 
 BEGIN = "### BEGIN HIDDEN TESTS"
 END = "### END HIDDEN TESTS"
@@ -192,3 +198,71 @@ class PartSummary(NbGraderPreprocessor):
             cell.id = "feedback-summary"
             nb.cells.insert(0, cell)
         return nb, resources
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute, made to survive a hostile notebook (grade.py).
+
+    * A cell's output is capped at `max_output_bytes` (text and data as
+      received): past the cap nothing more is kept, a note says so, and the
+      kernel is stopped (so, as below, this cell and the later ones fail)
+      instead of the grader filling its memory with a gigabyte of prints.
+    * A kernel that dies (os._exit, a segfault, SIGKILL, the memory limit)
+      fails the cell it died in and every code cell after it, while the
+      cells before it keep their points; plain nbgrader gives up on the
+      whole notebook instead. So does a cell whose output does not settle
+      after its time limit: it fails, and the next cells still run.
+    """
+
+    max_output_bytes = Integer(
+        2_000_000, help="bytes of output kept per cell; the cell fails past it"
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._died_in = None
+        self._output_sizes: dict[int, int] = {}
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell, resources, index):
+        if self._died_in is not None:
+            if cell.cell_type == "code":
+                cell.outputs = [error_output(
+                    "KernelDied", f"not run: the kernel died in cell "
+                                  f"{self._died_in} and was not restarted")]
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._died_in = index
+            cell.outputs.append(error_output(
+                "KernelDied", "the kernel died while running this cell "
+                              "(exit, crash, or a resource limit)"))
+            return cell, resources
+        except CellTimeoutError as err:
+            # the kernel was interrupted but its output did not settle in
+            # time; this cell fails, the next ones still run
+            cell.outputs.append(error_output("CellTimeoutError", str(err).splitlines()[0]))
+            return cell, resources
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        size = len(content.get("text", "")) + sum(
+            len(str(v)) for v in content.get("data", {}).values())
+        used = self._output_sizes.get(cell_index, 0) + size
+        self._output_sizes[cell_index] = used
+        if used <= self.max_output_bytes:
+            return super().output(outs, msg, display_id, cell_index)
+        if used - size <= self.max_output_bytes:  # the first message past it
+            outs.append(new_output(
+                "stream", name="stderr",
+                text=f"\n[output stopped: more than {self.max_output_bytes} "
+                     "bytes; the kernel was stopped]\n"))
+            # an interrupt races the flood (the kernel may drown in its own
+            # queued messages first); stopping it gives one outcome every time
+            asyncio.ensure_future(self.km.shutdown_kernel(now=True))
+        return None
+
+
+def error_output(name: str, value: str):
+    return new_output("error", ename=name, evalue=value,
+                      traceback=[f"{name}: {value}"])

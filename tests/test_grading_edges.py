@@ -85,25 +85,38 @@ def test_a_broken_submission_does_not_stop_the_class(tmp_path):
 
 
 def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
-    """Under the grader's bubblewrap, code writes only its own folder and has no network."""
-    from grade import sandbox
+    """Under the grader's bubblewrap, code writes only its own scratch folder,
+    sees none of the repository but ragkit/ and data/, and has no network."""
+    from grade import ROOT, sandbox
 
     course = tmp_path / "work" / "mallory"
     course.mkdir(parents=True)
+    (course / "handed_in.txt").write_text("mine")
     outside = tmp_path / "outside.txt"
     code = ("import pathlib, socket\n"
-            f"pathlib.Path({str(course / 'ok.txt')!r}).write_text('fine')\n"
-            f"try:\n    pathlib.Path({str(outside)!r}).write_text('escaped')\n"
+            f"here = pathlib.Path({str(course)!r})\n"
+            "(here / 'ok.txt').write_text('fine')\n"
+            "print('own folder', (here / 'ok.txt').read_text(), "
+            "(here / 'handed_in.txt').read_text())\n"
+            # outside.txt lands in the sandbox's private /tmp, or nowhere
+            f"pathlib.Path({str(outside)!r}).write_text('escaped')\n"
+            f"repo = pathlib.Path({str(ROOT)!r})\n"
+            "try:\n    (repo / 'ragkit' / 'x.txt').write_text('escaped')\n"
             "except OSError:\n    print('write blocked')\n"
+            "print('sees', sorted(p.name for p in repo.iterdir()))\n"
             # a fresh network namespace has the loopback device and nothing else
             "names = sorted(n for _, n in socket.if_nameindex())\n"
             "print('network blocked' if names == ['lo'] else names)\n")
     proc = subprocess.run(sandbox([sys.executable, "-c", code], course),
                           capture_output=True, text=True, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
-    assert (course / "ok.txt").read_text() == "fine"
-    assert not outside.exists()
+    assert "own folder fine mine" in proc.stdout
+    # the working folder is scratch space: nothing written there reaches the disk
+    assert not (course / "ok.txt").exists()
+    assert not outside.exists() and not (ROOT / "ragkit" / "x.txt").exists()
     assert "write blocked" in proc.stdout and "network blocked" in proc.stdout
+    visible = {".venv", "ragkit", "data"} & {p.name for p in ROOT.iterdir()}
+    assert f"sees {sorted(visible)}" in proc.stdout
 
 
 def test_an_endless_loop_costs_only_its_own_tests(tmp_path):

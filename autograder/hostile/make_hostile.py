@@ -1,0 +1,387 @@
+"""Write the hostile class: submissions that attack the grader, with the
+score and the problems.csv lines each must get.
+
+    python autograder/hostile/make_hostile.py
+
+The assignment is a three-part notebook of its own (source/hostile/tiny.ipynb
+here, 8 points: A 2+1, B 2+1, C 2), small so that the whole class grades in
+about a minute. Every case starts from the release nbgrader makes of it and
+changes it the way an attacker, or a careless student, would. The output is
+committed: source/, submissions/<case>/hostile/ and expected.csv; the
+200 MB notebook is not, `big_notebook` writes it when the test runs.
+tests/test_hostile.py grades the class in one batch and checks every row.
+
+A case's expected score is what a correct grader must give, worked out
+here from which parts the attack breaks, never copied from a grading run.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
+
+ASSIGNMENT = "hostile"
+NOTEBOOK = "tiny.ipynb"
+POINTS = {"a": 3.0, "b": 3.0, "c": 2.0}  # per part: visible + hidden
+FULL = sum(POINTS.values())
+PORT = 47613  # the test listens here on the grader's loopback
+BIG_MB = 200
+
+
+def meta(gid: str, kind: str, points: int | None = None) -> dict:
+    base = {"grade": False, "grade_id": gid, "locked": True,
+            "schema_version": 3, "solution": False, "task": False}
+    if kind == "solution":
+        base.update(locked=False, solution=True)
+    elif kind == "test":
+        base.update(grade=True, points=points)
+    return {"nbgrader": base}
+
+
+def code(source: str, gid: str, kind: str, points: int | None = None):
+    cell = new_code_cell(source.strip("\n"), metadata=meta(gid, kind, points))
+    cell.id = gid.replace("_", "-")
+    return cell
+
+
+def text(source: str, slug: str):
+    cell = new_markdown_cell(source.strip("\n"))
+    cell.id = slug
+    return cell
+
+
+def master() -> nbformat.NotebookNode:
+    """Three small graded parts; the hidden tests compare with a private
+    copy of ragkit, like the lab's."""
+    nb = new_notebook(metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python",
+                       "name": "python3"},
+        "language_info": {"name": "python"}})
+    nb.cells = [
+        text("# A tiny assignment for testing the grader", "title"),
+        code("from ragkit.reference import fresh, using\n"
+             "from ragkit.text import tokenize", "tiny_setup", "locked"),
+        text("## Part A (3 points)\n\n`word_count(text)` returns how many "
+             "tokens `tokenize` finds in `text`.", "part-a"),
+        code("def word_count(text):\n    ### BEGIN SOLUTION\n"
+             "    return len(tokenize(text))\n    ### END SOLUTION",
+             "tiny_a", "solution"),
+        code('got = word_count("Laser cutters need a booking")\n'
+             'assert got == 4, f"expected 4 tokens, got {got!r}"',
+             "tiny_test_a", "test", 2),
+        code('"""(hidden) word_count agrees with the package on more texts"""\n'
+             'word_count("a")\n### BEGIN HIDDEN TESTS\nREF = fresh()\n'
+             'for sample in ["", "The 3D printer jams", "Opening hours on Sunday"]:\n'
+             '    want = len(REF.text.tokenize(sample))\n'
+             '    assert isinstance(word_count(sample), int) and '
+             'word_count(sample) == want, sample\n### END HIDDEN TESTS',
+             "tiny_hidden_a", "test", 1),
+        text("## Part B (3 points)\n\n`longest(words)` returns the longest "
+             "word of a non-empty list; a tie goes to the earlier word.",
+             "part-b"),
+        code("def longest(words):\n    ### BEGIN SOLUTION\n"
+             "    return max(words, key=len)\n    ### END SOLUTION",
+             "tiny_b", "solution"),
+        code('got = longest(["ab", "abc", "xyz"])\n'
+             'assert got == "abc", f"expected \'abc\', got {got!r}"',
+             "tiny_test_b", "test", 2),
+        code('"""(hidden) longest on one word and on ties"""\nlongest(["a"])\n'
+             '### BEGIN HIDDEN TESTS\nassert longest(["a"]) == "a"\n'
+             'assert longest(["bb", "aa", "c"]) == "bb"\n### END HIDDEN TESTS',
+             "tiny_hidden_b", "test", 1),
+        text("## Part C (2 points)\n\n`shout(text)` returns `text` in capitals "
+             "with one `!` added.", "part-c"),
+        code("def shout(text):\n    ### BEGIN SOLUTION\n"
+             "    return text.upper() + \"!\"\n    ### END SOLUTION",
+             "tiny_c", "solution"),
+        code('got = shout("hi")\nassert got == "HI!", f"expected \'HI!\', got {got!r}"',
+             "tiny_test_c", "test", 2),
+    ]
+    return nb
+
+
+def answers(nb) -> dict[str, str]:
+    out = {}
+    for cell in nb.cells:
+        m = cell.metadata.get("nbgrader", {})
+        if m.get("solution"):
+            out[m["grade_id"]] = "\n".join(
+                ln for ln in cell.source.splitlines()
+                if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    return out
+
+
+def release(source: Path) -> nbformat.NotebookNode:
+    """The student edition, made by nbgrader itself."""
+    with tempfile.TemporaryDirectory() as tmp:
+        course = course_folder(Path(tmp), source)
+        proc = subprocess.run(nbgrader_command("generate_assignment", ASSIGNMENT,
+                                               "--force"),
+                              cwd=course, env=nbgrader_env(), capture_output=True,
+                              text=True)
+        if proc.returncode:
+            raise SystemExit(proc.stdout + proc.stderr)
+        return nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, as_version=4)
+
+
+def cell(nb, gid: str):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+
+
+# --- the attacks: the source they put in a solution cell ---------------------
+
+A_OK = "def word_count(text):\n    return len(tokenize(text))"
+SABOTAGE = ("\n    word_count = None  # got through: the grader must not "
+            "give these points\n")
+
+ATTACKS = {
+    "endless_loop": ("tiny_a", "while True:\n    pass"),
+    "memory_bomb": ("tiny_a", "def grow():\n    blocks = []\n    while True:\n"
+                              "        blocks.append(bytearray(2 ** 26))\n\ngrow()"),
+    "fork_bomb": ("tiny_a", "import os, time\nwhile True:\n    if os.fork() == 0:\n"
+                            "        while True:\n            try:\n"
+                            "                os.fork()\n            except OSError:\n"
+                            "                time.sleep(0.5)"),
+    "disk_filler_files": ("tiny_a", "n = 0\nwhile True:\n"
+                                    "    with open(f'fill{n}.bin', 'wb') as fh:\n"
+                                    "        fh.write(bytes(2 ** 24))\n    n += 1"),
+    "disk_filler_one_file": ("tiny_a", "with open('/tmp/fill.bin', 'wb') as fh:\n"
+                                       "    while True:\n"
+                                       "        fh.write(bytes(2 ** 24))"),
+    "output_flood": ("tiny_a", "for _ in range(10 ** 6):\n    print('x' * 999, flush=True)"),
+    "os_exit": ("tiny_b", "import os\nos._exit(3)"),
+    "sys_exit": ("tiny_a", "import sys\nsys.exit(1)"),
+    "segfault": ("tiny_b", "import ctypes\nctypes.string_at(0)"),
+    "keyboard_interrupt": ("tiny_a", "raise KeyboardInterrupt"),
+    "kernel_killed": ("tiny_b", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
+    "network_local": ("tiny_a", A_OK + "\n\nimport socket\ntry:\n"
+                      f"    socket.create_connection(('127.0.0.1', {PORT}), timeout=3).close()"
+                      + SABOTAGE + "except OSError:\n    pass"),
+    "network_outside": ("tiny_a", A_OK + "\n\nimport socket\n"
+                        "names = [n for _, n in socket.if_nameindex()]\ntry:\n"
+                        "    socket.create_connection(('1.1.1.1', 443), timeout=3).close()\n"
+                        "    reached = True\nexcept OSError:\n    reached = False\n"
+                        "if reached or names != ['lo']:" + SABOTAGE),
+    "read_source": ("tiny_a", A_OK + "\n\nimport pathlib, ragkit\n"
+                    "repo = pathlib.Path(ragkit.__file__).resolve().parents[1]\n"
+                    "found = [n for n in ('source', 'release', 'autograder', '.git', "
+                    "'tests', 'notebooks') if (repo / n).exists()]\nif found:" + SABOTAGE),
+    "read_other_students": ("tiny_a", A_OK + "\n\nimport os, sys\n"
+                            "mine, skip = os.getcwd(), ('/proc', '/sys', '/dev', '/usr', "
+                            "'/etc', sys.prefix, sys.base_prefix)\nothers = []\n"
+                            "for top, dirs, files in os.walk('/'):\n"
+                            "    dirs[:] = [d for d in dirs if not "
+                            "os.path.join(top, d).startswith(skip)]\n"
+                            "    if top != mine:\n"
+                            "        others += [f for f in files if f.endswith('.ipynb')]\n"
+                            "if others:" + SABOTAGE),
+    "read_gradebook": ("tiny_a", A_OK + "\n\nimport os, sys\nbooks = []\n"
+                       "for top, dirs, files in os.walk('/'):\n"
+                       "    dirs[:] = [d for d in dirs if not os.path.join(top, d).startswith(\n"
+                       "        ('/proc', '/sys', '/usr', sys.prefix, sys.base_prefix))]\n"
+                       "    books += [f for f in files if f == 'gradebook.db']\n"
+                       "if books:" + SABOTAGE),
+    "read_ssh": ("tiny_a", A_OK + "\n\nimport glob, os\n"
+                 "keys = glob.glob('/root/.ssh') + glob.glob('/home/*/.ssh')\n"
+                 "keys += glob.glob(os.path.expanduser('~root/.ssh'))\n"
+                 "if keys:" + SABOTAGE),
+    "write_outside": ("tiny_a", A_OK + "\n\nimport os, pathlib, ragkit\n"
+                      "repo = pathlib.Path(ragkit.__file__).resolve().parents[1]\n"
+                      "targets = [repo / 'ragkit', repo / 'data', repo, "
+                      "pathlib.Path.cwd().parent, pathlib.Path('/')]\nwrote = []\n"
+                      "for folder in targets:\n    try:\n"
+                      "        (folder / 'HOSTILE_WAS_HERE.txt').write_text('x')\n"
+                      "        wrote.append(folder)\n    except OSError:\n        pass\n"
+                      "if wrote:" + SABOTAGE),
+    "patch_ragkit": ("tiny_a", "import ragkit.text\n"
+                     "ragkit.text.tokenize = lambda text, drop_stopwords=True: text.split()\n"
+                     "tokenize = ragkit.text.tokenize\n\n"
+                     "def word_count(text):\n    return len(text.split())"),
+    "patch_fresh": ("tiny_a", "import types\n\n"
+                    "def word_count(text):\n"
+                    "    if text.startswith('Laser'):\n        return 4\n"
+                    "    return len(text.split())\n\n"
+                    "def fresh():\n    fake = types.SimpleNamespace(tokenize=str.split)\n"
+                    "    return types.SimpleNamespace(text=fake)"),
+    "patch_builtins": ("tiny_a", "import builtins\n\n"
+                       "class Anything(int):\n"
+                       "    def __eq__(self, other):\n        return True\n\n"
+                       "real = isinstance\n"
+                       "builtins.isinstance = lambda obj, kind: "
+                       "type(obj) is Anything or real(obj, kind)\n\n"
+                       "def word_count(text):\n    return Anything(0)"),
+}
+
+# which parts each attack should cost; "died_in" = the part whose cell kills
+# the kernel (it and every later part score 0)
+LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
+        "disk_filler_files": "a", "disk_filler_one_file": "a",
+        "sys_exit": "a", "keyboard_interrupt": "a",
+        "patch_ragkit": "a"}
+DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a"}
+# what the grader must write down for each (besides nothing)
+NB = NOTEBOOK
+NOTES = {
+    "endless_loop": [f"{NB}: cell 'tiny_a' ran past the time limit"],
+    "memory_bomb": [f"{NB}: cell 'tiny_a' hit the memory limit"],
+    "fork_bomb": [f"{NB}: cell 'tiny_a' hit the process limit"],
+    "disk_filler_files": [f"{NB}: cell 'tiny_a' filled its scratch space"],
+    "disk_filler_one_file": [f"{NB}: cell 'tiny_a' wrote a file over the size limit"],
+    "output_flood": [f"{NB}: cell 'tiny_a' printed more than the output limit",
+                     f"{NB}: cell 'tiny_a' killed the kernel; later cells scored 0"],
+    "os_exit": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
+    "segfault": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
+    "kernel_killed": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
+    "patch_ragkit": [f"{NB}: cell 'tiny_a' assigns to ragkit; check it by hand"],
+    "patch_fresh": [f"{NB}: cell 'tiny_a' redefines fresh or using; check it by hand"],
+    "patch_builtins": [f"{NB}: cell 'tiny_a' changes builtins; check it by hand",
+                       f"{NB}: cell 'tiny_a' defines __eq__; check it by hand"],
+}
+# honest about in-process tests: a student who replaces what a test calls
+# can fool it; the grader cannot stop that, it flags the cell for a human
+FOOLED = {"patch_fresh", "patch_builtins"}
+
+
+def score_after(case: str) -> float:
+    if case in DIED_IN:
+        parts = list(POINTS)
+        return sum(POINTS[p] for p in parts[:parts.index(DIED_IN[case])])
+    return FULL - POINTS[LOST[case]] if case in LOST else FULL
+
+
+def build(out: Path = HERE) -> list[dict]:
+    source = out / "source"
+    shutil.rmtree(source, ignore_errors=True)
+    (source / ASSIGNMENT).mkdir(parents=True)
+    nb = master()
+    nbformat.write(nb, source / ASSIGNMENT / NOTEBOOK)
+    blank = release(source)
+    good = answers(nb)
+    subs = out / "submissions"
+    shutil.rmtree(subs, ignore_errors=True)
+    rows = []
+
+    def write(case: str, score: float, problems: list[str], files: dict) -> None:
+        folder = subs / case / ASSIGNMENT
+        folder.mkdir(parents=True)
+        for name, content in files.items():
+            if isinstance(content, bytes):
+                (folder / name).write_bytes(content)
+            else:
+                nbformat.write(content, folder / name)
+        rows.append({"case": case, "score": score, "problems": " | ".join(problems)})
+
+    def filled(**replace: str) -> nbformat.NotebookNode:
+        copy = nbformat.from_dict(json.loads(json.dumps(blank)))
+        for gid, src in {**good, **replace}.items():
+            cell(copy, gid).source = src
+        return copy
+
+    write("correct", FULL, [], {NOTEBOOK: filled()})
+    for case, (gid, src) in ATTACKS.items():
+        write(case, score_after(case), NOTES.get(case, []), {NOTEBOOK: filled(**{gid: src})})
+
+    # graded cells edited, deleted, duplicated, retyped, re-labelled
+    stub = cell(blank, "tiny_a").source
+    nb = filled(tiny_a=stub)
+    for gid in ("tiny_test_a", "tiny_hidden_a"):
+        cell(nb, gid).source = '"""I made this test pass."""\npass'
+    write("edit_tests", FULL - POINTS["a"],
+          [f"{NB}: cell 'tiny_hidden_a' was edited; graded with the master's",
+           f"{NB}: cell 'tiny_test_a' was edited; graded with the master's"],
+          {NOTEBOOK: nb})
+    nb = filled(tiny_b="def longest(words):\n    return words[-1]")
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")
+                not in ("tiny_test_b", "tiny_hidden_b")]
+    write("delete_tests", FULL - POINTS["b"],
+          [f"{NB}: graded cell 'tiny_hidden_b' was deleted; restored from the master",
+           f"{NB}: graded cell 'tiny_test_b' was deleted; restored from the master"],
+          {NOTEBOOK: nb})
+    nb = filled()
+    index = nb.cells.index(cell(nb, "tiny_test_c"))
+    twin = nbformat.from_dict(json.loads(json.dumps(nb.cells[index])))
+    twin.id = "tiny-test-c-again"
+    nb.cells.insert(index + 1, twin)
+    write("duplicate_test", FULL, [f"{NB}: cell 'tiny_test_c' appears more than once; "
+                                   "graded once"],
+          {NOTEBOOK: nb})
+    nb = filled()
+    retyped = cell(nb, "tiny_test_a")
+    retyped.cell_type = "markdown"
+    del retyped["outputs"], retyped["execution_count"]
+    write("retype_test", FULL, [f"{NB}: cell 'tiny_test_a' was turned into markdown; "
+                                "graded as code"], {NOTEBOOK: nb})
+    nb = filled(tiny_a=stub)
+    cell(nb, "tiny_test_a").metadata.nbgrader.points = 0
+    cell(nb, "tiny_hidden_a").metadata.nbgrader.points = 0
+    write("lower_points", FULL - POINTS["a"],
+          [f"{NB}: nbgrader metadata of cell 'tiny_hidden_a' was edited; graded with "
+           "the master's",
+           f"{NB}: nbgrader metadata of cell 'tiny_test_a' was edited; graded with "
+           "the master's"], {NOTEBOOK: nb})
+    nb = filled(tiny_a=stub)
+    test = cell(nb, "tiny_test_a")
+    test.metadata.nbgrader.update(grade=False, solution=True, locked=False, points=None)
+    test.source = "pass"
+    write("test_as_solution", FULL - POINTS["a"],
+          [f"{NB}: cell 'tiny_test_a' was edited; graded with the master's",
+           f"{NB}: nbgrader metadata of cell 'tiny_test_a' was edited; graded with "
+           "the master's"], {NOTEBOOK: nb})
+
+    # files that are not the notebook they should be
+    unreadable = "{}: not a readable notebook ({}), scored 0"
+    write("invalid_json", 0.0, [unreadable.format(NB, "NotJSONError")],
+          {NOTEBOOK: b'{"cells": [ this is not json'})
+    write("empty_file", 0.0, [unreadable.format(NB, "NotJSONError")], {NOTEBOOK: b""})
+    good_json = nbformat.writes(filled()).encode()
+    write("non_utf8", 0.0, [unreadable.format(NB, "UnicodeDecodeError")],
+          {NOTEBOOK: good_json.replace(b"Laser", b"L\xe4\xff\xfeser", 1)})
+    v3 = nbformat.convert(filled(), 3)
+    write("nbformat_3", FULL, [], {NOTEBOOK: nbformat.writes(v3, version=3).encode()})
+    write("wrong_name", 0.0, [f"{NB}: missing, scored 0",
+                              f"Tiny (1).ipynb: not part of the assignment, ignored"],
+          {"Tiny (1).ipynb": filled()})
+    write("extra_notebook", FULL, ["scratch.ipynb: not part of the assignment, ignored"],
+          {NOTEBOOK: filled(), "scratch.ipynb": new_notebook()})
+
+    rows.append(big_row())
+    rows.sort(key=lambda r: r["case"])
+    with (out / "expected.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["case", "score", "problems"])
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def big_row() -> dict:
+    return {"case": "huge_notebook", "score": 0.0,
+            "problems": f"{NB}: {BIG_MB} MB, more than the 50 MB allowed; not run, "
+                        "scored 0"}
+
+
+def big_notebook(folder: Path) -> None:
+    """The correct submission padded to BIG_MB with a markdown cell (written
+    at test time: 200 MB does not belong in git)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.read(HERE / "submissions" / "correct" / ASSIGNMENT / NOTEBOOK,
+                       as_version=4)
+    pad = BIG_MB * 2 ** 20 - len(nbformat.writes(nb)) - 2 ** 16
+    nb.cells.append(new_markdown_cell("x" * pad))
+    nbformat.write(nb, folder / NOTEBOOK)
+
+
+if __name__ == "__main__":
+    rows = build()
+    print(f"wrote {len(rows) - 1} submissions and expected.csv to {HERE} "
+          "(huge_notebook is written at test time)")

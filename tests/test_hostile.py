@@ -1,0 +1,221 @@
+"""The grader under attack: the hostile class graded for real, in one batch.
+
+autograder/hostile/make_hostile.py wrote the submissions and, for each, the
+score and the problems.csv lines a correct grader gives (expected.csv). Here
+the whole class, plus a 200 MB notebook written now, is graded at once with
+low limits and short timeouts, beside a correct submission that must keep
+full marks. Then: the re-run after a real kill mid-batch grades only the
+students not yet finished, and ends where a clean run ends.
+"""
+import csv
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.test_grading import GRADE, ROOT, tree_digest
+
+HOSTILE = ROOT / "autograder" / "hostile"
+sys.path.insert(0, str(HOSTILE))
+import make_hostile as mh  # noqa: E402
+
+# low limits keep the bombs small and the batch short
+FLAGS = ["--source", str(HOSTILE / "source"), "--assignment", mh.ASSIGNMENT,
+         "--timeout", "10", "--jobs", "2", "--memory", "1024", "--processes", "64",
+         "--file-size", "50", "--scratch", "100", "--max-output", "256",
+         "--max-notebook", "50", "--student-timeout", "300"]
+# where write_outside tries to leave a file
+TRACE = "HOSTILE_WAS_HERE.txt"
+
+
+# `make test` grades these (about a minute); `make hostile` grades every case
+SAMPLE = ["correct", "endless_loop", "memory_bomb", "fork_bomb",
+          "disk_filler_one_file", "output_flood", "segfault", "network_local",
+          "network_outside", "read_source", "read_ssh", "write_outside",
+          "patch_ragkit", "lower_points", "invalid_json", "huge_notebook"]
+EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
+
+
+def expected(every: bool = False) -> dict[str, tuple[float, list[str]]]:
+    """case -> (score, problems.csv lines) of the cases this run grades."""
+    with (HOSTILE / "expected.csv").open() as fh:
+        rows = {r["case"]: (float(r["score"]),
+                            sorted(filter(None, r["problems"].split(" | "))))
+                for r in csv.DictReader(fh)}
+    if every or EVERY_CASE:
+        return rows
+    return {case: rows[case] for case in SAMPLE}
+
+
+def grade(subs: Path, out: Path, *extra: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(GRADE), "--submissions", str(subs),
+                             "--out", str(out), *FLAGS, *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **popen)
+
+
+class Listener(threading.Thread):
+    """A server on the grader's loopback that no kernel may reach."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", mh.PORT))
+        self.sock.listen(8)
+        self.sock.settimeout(0.5)
+        self.hits = 0
+        self.running = True
+
+    def run(self):
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+                self.hits += 1
+                conn.close()
+            except OSError:
+                continue
+
+    def stop(self):
+        self.running = False
+        self.join()
+        self.sock.close()
+
+
+def outside_files() -> set[Path]:
+    """Where a kernel that escaped would leave write_outside's file."""
+    return {p for folder in (ROOT, ROOT / "ragkit", ROOT / "data", Path("/"))
+            for p in [folder / TRACE] if p.exists()}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hostile")
+    subs = tmp / "subs"
+    subs.mkdir()
+    for case in expected():
+        if (HOSTILE / "submissions" / case).exists():
+            subprocess.run(["cp", "-r", str(HOSTILE / "submissions" / case),
+                            str(subs / case)], check=True)
+        else:  # written at test time, like the 200 MB notebook
+            (subs / case / mh.ASSIGNMENT).mkdir(parents=True)
+    mh.big_notebook(subs / "huge_notebook" / mh.ASSIGNMENT)
+    before = tree_digest(subs)
+    traces = outside_files()
+    listener = Listener()
+    listener.start()
+    started = time.monotonic()
+    try:
+        proc = grade(subs, tmp / "out")
+        stdout, stderr = proc.communicate(timeout=1800)
+    finally:
+        listener.stop()
+    return {"proc": proc, "stdout": stdout, "stderr": stderr, "out": tmp / "out",
+            "subs": subs, "before": before, "tmp": tmp, "traces": traces,
+            "hits": listener.hits, "seconds": time.monotonic() - started}
+
+
+def test_hostile_class_is_current(tmp_path):
+    """autograder/hostile/ is what make_hostile.py writes today."""
+    mh.build(tmp_path)
+    for part in ("source", "submissions"):
+        assert tree_digest(tmp_path / part) == tree_digest(HOSTILE / part), \
+            "run python autograder/hostile/make_hostile.py"
+    assert (tmp_path / "expected.csv").read_text() == (HOSTILE / "expected.csv").read_text()
+
+
+def test_the_batch_finishes_and_grades_everyone(batch):
+    """No bomb stops the class: every student is graded, the run exits 0."""
+    cases = expected()
+    assert batch["proc"].returncode == 0, batch["stdout"] + batch["stderr"]
+    assert f"graded {len(cases)} of {len(cases)} students" in batch["stdout"]
+
+
+def test_every_case_gets_exactly_its_score(batch):
+    """Each attack costs what it should, and nothing else changes."""
+    scores = pd.read_csv(batch["out"] / "scores.csv").groupby("student")["score"].sum()
+    got = {case: float(scores.get(case, -1)) for case in expected()}
+    want = {case: score for case, (score, _) in expected().items()}
+    assert got == want
+    assert got["correct"] == mh.FULL
+
+
+def test_every_case_gets_exactly_its_problems(batch):
+    """problems.csv says what each submission did, in the words expected."""
+    problems = pd.read_csv(batch["out"] / "problems.csv", keep_default_na=False)
+    got = {case: sorted(problems.loc[problems.student == case, "problem"])
+           for case in expected()}
+    assert got == {case: lines for case, (_, lines) in expected().items()}
+
+
+def test_submissions_are_unchanged_byte_for_byte(batch):
+    assert tree_digest(batch["subs"]) == batch["before"]
+
+
+def test_nothing_is_written_outside_out(batch):
+    """No file outside --out, no connection to the grader's machine."""
+    assert outside_files() == batch["traces"]
+    assert sorted(p.name for p in batch["tmp"].iterdir()) == ["out", "subs"]
+    assert batch["hits"] == 0
+
+
+def test_feedback_never_shows_hidden_tests(batch):
+    pages = list((batch["out"] / "feedback").rglob("*.html"))
+    assert pages
+    for page in pages:
+        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8")
+
+
+def test_report_links_only_its_own_files(batch):
+    """report.html shows figures and tables of the class, no feedback page
+    and no test code."""
+    page = (batch["out"] / "report.html").read_text(encoding="utf-8")
+    for name in ("totals.png", "tests.png", "totals.csv", "tests.csv", "problems.csv"):
+        assert (batch["out"] / "report" / name).exists()
+        assert f"report/{name}" in page
+    assert "feedback/" not in page and "assert " not in page
+    tests = pd.read_csv(batch["out"] / "report" / "tests.csv").set_index("cell")
+    assert tests.loc[f"{mh.NOTEBOOK}:tiny_test_c", "students"] == len(expected())
+
+
+def test_a_killed_run_resumes_without_regrading(tmp_path):
+    """Kill the grader mid-batch (SIGKILL to its whole process group); the same
+    command again grades only the rest, and the results equal a clean run's."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    cases = ["correct", "sys_exit", "os_exit"]
+    for case in cases:
+        subprocess.run(["cp", "-r", str(HOSTILE / "submissions" / case), str(subs / case)],
+                       check=True)
+    out = tmp_path / "out"
+    proc = grade(subs, out, "--jobs", "1", start_new_session=True)
+    done = out / ".students"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        if done.exists() and any((d / "key").exists() for d in done.iterdir()):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the grader finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    finished = {d.name: (d / "outcome.json").stat().st_mtime_ns
+                for d in done.iterdir() if (d / "key").exists()}
+    assert 1 <= len(finished) < len(cases)
+    again = grade(subs, out, "--jobs", "2")
+    stdout, stderr = again.communicate(timeout=1200)
+    assert again.returncode == 0, stdout + stderr
+    assert f"({len(finished)} kept from an earlier run)" in stdout
+    for name, mtime in finished.items():  # not graded a second time
+        assert (done / name / "outcome.json").stat().st_mtime_ns == mtime
+    scores = pd.read_csv(out / "scores.csv").groupby("student")["score"].sum()
+    assert {c: float(scores[c]) for c in cases} == {c: expected(every=True)[c][0] for c in cases}
+    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
+    for case in cases:
+        assert sorted(problems.loc[problems.student == case, "problem"]) == expected(every=True)[case][1]

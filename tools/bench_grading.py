@@ -1,0 +1,110 @@
+"""How long grading a class takes: plain nbgrader against grade.py.
+
+    python tools/bench_grading.py [--students 40] [--quick]
+
+A class of --students submissions is made from the sample class (its five
+students repeated under new names), then graded three ways, each timed on
+the wall clock in this one run:
+
+  nbgrader   one plain `nbgrader autograde` over the whole class, in one
+             course folder, sequential, no sandbox and no feedback
+  jobs=1     autograder/grade.py --jobs 1 (sandbox, checks, feedback)
+  jobs=2     autograder/grade.py --jobs 2
+
+and printed as ratios to the plain run, with where grade.py's time goes
+(the shared template, then per student: autograde, generate_feedback and the
+rest, summed over students). Not a test: timings depend on the machine and
+on what else runs on it. --quick grades 6 students.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "autograder"))
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
+
+SAMPLE = ROOT / "autograder" / "sample_class"
+
+
+def make_class(where: Path, n: int) -> Path:
+    originals = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
+    for i in range(n):
+        src = originals[i % len(originals)]
+        shutil.copytree(src, where / f"s{i:03d}_{src.name}")
+    return where
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> float:
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=cwd, env=nbgrader_env(), capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd[:3])} failed:\n{proc.stdout[-2000:]}"
+                         f"{proc.stderr[-2000:]}")
+    return time.monotonic() - start
+
+
+def plain_nbgrader(class_dir: Path, tmp: Path) -> float:
+    """nbgrader as its documentation runs it: one course, one autograde."""
+    course = course_folder(tmp / "plain", ROOT / "source")
+    timed(nbgrader_command("generate_assignment", "lab", "--force"), course)
+    shutil.copytree(class_dir, course / "submitted")
+    return timed(nbgrader_command("autograde", "lab", "--force"), course)
+
+
+def grade_py(class_dir: Path, out: Path, jobs: int) -> tuple[float, list[dict]]:
+    seconds = timed([sys.executable, str(ROOT / "autograder" / "grade.py"),
+                     "--submissions", str(class_dir), "--out", str(out),
+                     "--jobs", str(jobs)])
+    outcomes = [json.loads(p.read_text()) for p in (out / ".students").glob("*/outcome.json")]
+    return seconds, outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--quick", action="store_true", help="6 students")
+    args = parser.parse_args(argv)
+    n = 6 if args.quick else args.students
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        tmp = Path(tmp)
+        class_dir = make_class(tmp / "class", n)
+        print(f"a class of {n} from {SAMPLE.relative_to(ROOT)}", flush=True)
+        plain = plain_nbgrader(class_dir, tmp)
+        print(f"plain nbgrader autograde: {plain:.0f} s", flush=True)
+        rows = [("nbgrader (sequential, no sandbox, no feedback)", plain)]
+        breakdown = None
+        for jobs in (1, 2):
+            seconds, outcomes = grade_py(class_dir, tmp / f"out{jobs}", jobs)
+            rows.append((f"grade.py --jobs {jobs}", seconds))
+            print(f"grade.py --jobs {jobs}: {seconds:.0f} s", flush=True)
+            if jobs == 1:
+                breakdown = outcomes
+    print(f"\n{'run':<50} {'seconds':>8} {'/ nbgrader':>11}")
+    for name, seconds in rows:
+        print(f"{name:<50} {seconds:8.0f} {seconds / plain:11.2f}")
+    steps: dict[str, float] = {}
+    for o in breakdown or []:
+        for step, s in o.get("steps", {}).items():
+            steps[step] = steps.get(step, 0.0) + s
+        steps["rest (copies, checks, bookkeeping)"] = steps.get(
+            "rest (copies, checks, bookkeeping)", 0.0) + o["seconds"] - sum(
+            o.get("steps", {}).values())
+    total = rows[1][1]
+    print(f"\nwhere grade.py --jobs 1 spends its {total:.0f} s")
+    for step, s in steps.items():
+        print(f"  {step:<40} {s:8.0f} s  {s / total:6.1%}")
+    rest = total - sum(steps.values())
+    print(f"  {'template + results + report':<40} {rest:8.0f} s  {rest / total:6.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
