@@ -9,12 +9,13 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: course test build lab check grade sample-class bench mutants
+.PHONY: course test build lab check grade sample-class bench mutants site bench-grading hostile
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python tools/requirements.py > $(VENV)/requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r $(VENV)/requirements.txt
+	$(BIN)/python tools/requirements.py --no-deps | $(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r /dev/stdin
 	@# the repo on the venv's path makes `import ragkit` work like an editable install
 	$(BIN)/python -c "import site, pathlib; pathlib.Path(site.getsitepackages()[0], 'rag-course.pth').write_text('$(CURDIR)\n')"
 	@touch $(STAMP)
@@ -27,18 +28,33 @@ $(SANDBOX): $(STAMP)
 	  else echo "grading needs bubblewrap: sudo apt-get install bubblewrap" >&2; exit 1; fi; }
 	@touch $(SANDBOX)
 
+# the browser tests (tests/test_browser.py) drive JupyterLab and the site in
+# Debian's chromium through its chromedriver; nothing is downloaded at run time
+BROWSER := $(VENV)/.chromium
+$(BROWSER): $(STAMP)
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
+	  else echo "the browser tests need chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
+	@touch $(BROWSER)
+
 ## main job: rebuild release/ and notebooks/, grade the sample class, print grades
 course: $(SANDBOX)
 	$(BIN)/python tools/build.py
 	$(BIN)/python autograder/grade.py --submissions autograder/sample_class --out autograder/work/sample_class
 
 ## every test: package, notebooks (nbval), nbgrader validate, staleness, grading, originality
-test: $(SANDBOX)
+test: $(SANDBOX) $(BROWSER)
 	$(BIN)/python -m pytest
 
 ## regenerate release/ (nbgrader generate_assignment) and notebooks/ (executed masters)
 build: $(STAMP)
 	$(BIN)/python tools/build.py
+
+## the reading edition as a static HTML site in site/ (generated, not
+## committed): open site/index.html in a browser
+site: $(STAMP)
+	$(BIN)/python tools/site.py --out site
 
 ## students: copy the student notebooks to my-work/lab (never over your own
 ## copies) and open JupyterLab there; kernels get encrypted transport, as in
@@ -68,8 +84,19 @@ sample-class: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py $(if $(QUICK),--quick)
 
+## grading speed: a class of 40 from the sample class, plain sequential
+## `nbgrader autograde` against grade.py with 1 and 2 workers, as ratios, and
+## where the time goes (long; QUICK=1 grades 6 students); not a test
+bench-grading: $(SANDBOX)
+	$(BIN)/python tools/bench_grading.py $(if $(QUICK),--quick)
+
 ## every plausible mistake of autograder/mistakes/ graded for real: a table of
-## points kept, then the rules checked (make test grades one per task)
+## points kept, then the rules checked (make test grades a sample of 20)
 mutants: $(STAMP)
 	$(BIN)/python autograder/mutants.py
 	RAGKIT_ALL_MUTANTS=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_mutants.py
+
+## every case of the hostile class (autograder/hostile/) graded in one batch;
+## make test grades a sample of 16 of them
+hostile: $(SANDBOX)
+	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py

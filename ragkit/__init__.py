@@ -17,6 +17,7 @@ from . import (  # noqa: F401 (submodules, for attribute access)
     corpus,
     cost,
     dense,
+    encoder,
     evaluation,
     failures,
     fusion,
@@ -25,8 +26,10 @@ from . import (  # noqa: F401 (submodules, for attribute access)
     reference,
     rerank,
     retrieval,
+    squad,
     text,
 )
+from .ablation import ablation_table, question_runs, summarise
 from .agent import agent_answer, needs_retrieval, rewrite_query
 from .answer import NO_ANSWER, Answer, check_citations, grounded_answer
 
@@ -53,7 +56,16 @@ from .corpus import (
     load_unanswerable,
 )
 from .dense import DenseIndex, HashedEmbedder, feature_bucket
-from .evaluation import bootstrap_interval
+from .encoder import MiniLMEncoder
+from .evaluation import (
+    bootstrap_interval,
+    chunk_size_study,
+    evaluate_files,
+    evaluate_modes,
+    first_gold_ranks,
+    paired_difference,
+)
+from .failures import COLUMN, STAGES, record_agent, record_question, triage
 from .fusion import rrf
 from .rag_models import rag_sequence, rag_token
 from .rerank import (
@@ -71,18 +83,35 @@ from .metrics import (
     relevant_chunk_ids,
 )
 from .retrieval import Retriever, evaluate
+from .squad import SquadQuestion, load_squad
 from .text import STOPWORDS, SYNONYMS, concept, split_sentences, stem, tokenize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "NO_ANSWER",
+    "ablation_table",
+    "question_runs",
+    "summarise",
     "Answer",
     "BM25Index",
     "CONTEXT_RULE_TOKENS",
     "LateInteractionReranker",
     "Chunk",
+    "COLUMN",
+    "MiniLMEncoder",
+    "STAGES",
+    "SquadQuestion",
+    "load_squad",
+    "record_agent",
+    "record_question",
+    "triage",
     "bootstrap_interval",
+    "chunk_size_study",
+    "evaluate_files",
+    "evaluate_modes",
+    "first_gold_ranks",
+    "paired_difference",
     "DATA_DIR",
     "DenseIndex",
     "Document",
