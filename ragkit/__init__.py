@@ -83,7 +83,7 @@ from .metrics import (
     relevant_chunk_ids,
 )
 from .retrieval import Retriever, evaluate
-from .squad import SquadQuestion, load_squad
+from .squad import SquadQuestion, load_squad, squad_vectors
 from .text import STOPWORDS, SYNONYMS, concept, split_sentences, stem, tokenize
 
 __version__ = "0.1.0"
@@ -103,6 +103,7 @@ __all__ = [
     "STAGES",
     "SquadQuestion",
     "load_squad",
+    "squad_vectors",
     "record_agent",
     "record_question",
     "triage",

@@ -175,6 +175,7 @@ def chunk_size_study(
     chunkers: Sequence[str] = CHUNKERS,
     k: int = 3,
     mode: str = "hybrid",
+    embedder: object | None = None,
 ) -> pd.DataFrame:
     """Retrieval quality and storage for every (chunker, size) pair.
 
@@ -190,6 +191,11 @@ def chunk_size_study(
     recall@k), ``mrr`` (mean reciprocal rank within the top 10) and ``hits``
     (a tuple of the per-question hit@k values, 1.0 or 0.0, in question
     order: what a bootstrap interval over questions resamples).
+
+    ``embedder`` goes to every :class:`~ragkit.retrieval.Retriever` the
+    study builds: ``None`` keeps the toy model, an encoder such as
+    :class:`ragkit.encoder.MiniLMEncoder` puts a real one behind the dense
+    and hybrid modes.
     """
     _check_k(k)
     if mode not in MODES:
@@ -207,7 +213,7 @@ def chunk_size_study(
     for chunker in chunkers:
         for size in sizes:
             chunks = study_chunks(documents, chunker, size)
-            retriever = Retriever(chunks)
+            retriever = Retriever(chunks, embedder=embedder)
             hits, recalls, ranks = [], [], []
             for q in questions:
                 gold = relevant_chunk_ids(chunks, q.answer)
@@ -282,6 +288,7 @@ def evaluate_files(
     strategy: str = "sentence",
     size: int = 25,
     contextual: bool = False,
+    embedder: object | None = None,
 ) -> pd.DataFrame:
     """Evaluate every mode on a corpus of your own, in the lab's file format.
 
@@ -299,7 +306,8 @@ def evaluate_files(
     :func:`~ragkit.answer.grounded_answer`, given the top ``k`` chunks of
     that mode, declines (NaN when there is no unanswerable file). The
     counts are kept in ``table.attrs`` (``documents``, ``chunks``,
-    ``questions``, ``unanswerable``).
+    ``questions``, ``unanswerable``). ``embedder`` is handed to the
+    :class:`~ragkit.retrieval.Retriever` (``None``: the toy model).
     """
     files = _corpus_files(folder_or_paths)
     documents = load_documents(files["documents"])
@@ -310,7 +318,7 @@ def evaluate_files(
                     if files["unanswerable"] is not None else [])
     chunks = chunk_documents(documents, strategy, size=size,
                              contextual=contextual)
-    retriever = Retriever(chunks)
+    retriever = Retriever(chunks, embedder=embedder)
     table = evaluate_modes(retriever, questions, modes, k)
     declined = []
     for mode in table["mode"]:

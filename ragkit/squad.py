@@ -8,21 +8,32 @@ article slug and the paragraph's position (``normans-00``), and every
 question a :class:`SquadQuestion` whose gold passage is the paragraph that
 holds it. Questions marked ``is_impossible`` have no answer in the paragraph
 (SQuAD 2.0 wrote them to look answerable): ``answers`` is empty for them.
+
+``data/squad-small/minilm.npz`` ships every paragraph's and every question's
+all-MiniLM-L6-v2 vector (float16, written by ``tools/squad_vectors.py``), so
+a notebook can search with the real encoder without running it:
+:func:`squad_vectors` reads them in :func:`load_squad`'s order.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .corpus import Document
 
-__all__ = ["SQUAD_FILE", "SquadQuestion", "load_squad"]
+__all__ = ["SQUAD_FILE", "SQUAD_VECTORS", "SquadQuestion", "load_squad",
+           "squad_vectors", "text_digest"]
 
 SQUAD_FILE = (Path(__file__).resolve().parent.parent
               / "data" / "squad-small" / "small.json")
+SQUAD_VECTORS = SQUAD_FILE.with_name("minilm.npz")
 
 
 @dataclass(frozen=True)
@@ -82,3 +93,58 @@ def load_squad(
                 questions.append(SquadQuestion(
                     qid, qa["question"], doc.doc_id, spans, impossible))
     return documents, questions
+
+
+def text_digest(texts: Sequence[str]) -> str:
+    """One SHA-256 over a list of texts (each UTF-8, each ended by a NUL)."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(text.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def squad_vectors(
+    path: str | os.PathLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The shipped MiniLM vectors: ``(paragraphs, questions)``, float32.
+
+    Row ``i`` of the first array is the unit vector of ``load_squad()[0][i]``
+    and row ``j`` of the second that of question ``j`` (all 626, answerable
+    or not). ``path`` defaults to :data:`SQUAD_VECTORS`. The file records the
+    checksum of the model that wrote it and a digest of the texts; a
+    ``ValueError`` says which one differs from the installed model
+    (:data:`ragkit.encoder.MODEL_SHA256`) or from the current subset, and
+    that ``python -m tools.squad_vectors`` writes the file again.
+    """
+    from .encoder import MODEL_NAME, MODEL_SHA256
+
+    file = Path(path) if path is not None else SQUAD_VECTORS
+    again = "rewrite it with `python -m tools.squad_vectors`"
+    with np.load(file, allow_pickle=False) as npz:
+        stored = {key: npz[key] for key in npz.files}
+    missing = {"model", "model_sha256", "paragraphs", "questions",
+               "paragraph_digest", "question_digest"} - set(stored)
+    if missing:
+        raise ValueError(f"{file}: lacks {sorted(missing)}; {again}")
+    model, sha = str(stored["model"]), str(stored["model_sha256"])
+    if (model, sha) != (MODEL_NAME, MODEL_SHA256):
+        raise ValueError(
+            f"{file}: vectors of {model} (sha256 {sha[:12]}...), but the "
+            f"installed model is {MODEL_NAME} (sha256 {MODEL_SHA256[:12]}"
+            f"...); {again}")
+    docs, questions = load_squad()
+    for key, texts in (("paragraph", [d.text for d in docs]),
+                       ("question", [q.question for q in questions])):
+        if str(stored[key + "_digest"]) != text_digest(texts):
+            raise ValueError(
+                f"{file}: the {key} texts it encoded are not those of "
+                f"{SQUAD_FILE.name}; {again}")
+    paragraphs = stored["paragraphs"].astype(np.float32)
+    asked = stored["questions"].astype(np.float32)
+    if paragraphs.shape[0] != len(docs) or asked.shape[0] != len(questions):
+        raise ValueError(
+            f"{file}: {paragraphs.shape[0]} paragraph and {asked.shape[0]} "
+            f"question rows for {len(docs)} and {len(questions)} texts; "
+            f"{again}")
+    return paragraphs, asked

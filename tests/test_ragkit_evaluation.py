@@ -254,3 +254,59 @@ def test_the_allotments_corpus_matches_its_readme():
     for q in questions:  # each answer sits on its own page only
         pages = [d.doc_id for d in docs if q.answer.lower() in d.text.lower()]
         assert pages == [q.doc_id], q.qid
+
+
+# ------------------------------------------ the embedder= argument reaches in
+
+from ragkit.dense import HashedEmbedder
+
+
+class RecordingEmbedder:
+    """The toy model behind our own embedder interface, noting each call."""
+
+    def __init__(self):
+        self.inner = HashedEmbedder()
+        self.fitted, self.queries = [], []
+
+    @property
+    def dim(self):
+        return self.inner.dim
+
+    def fit(self, corpus):
+        self.fitted.append(list(corpus))
+        self.inner.fit(corpus)
+        return self
+
+    def embed(self, query):
+        self.queries.append(query)
+        return self.inner.embed(query)
+
+    def embed_many(self, batch):
+        return self.inner.embed_many(batch)
+
+
+def test_study_hands_its_embedder_to_every_retriever(lab):
+    docs, questions, _ = lab
+    asked = questions[:4]
+    stub = RecordingEmbedder()
+    table = chunk_size_study(docs, asked, [8, 24], ["fixed"], k=3,
+                             mode="dense", embedder=stub)
+    # one fit per (chunker, size) cell, on that cell's chunk texts
+    assert [len(t) for t in stub.fitted] == list(table["chunks"])
+    assert [q.question for q in asked] * 2 == stub.queries
+    # the stub wraps the toy model, so the figures are the default ones
+    plain = chunk_size_study(docs, asked, [8, 24], ["fixed"], k=3,
+                             mode="dense")
+    assert table["hits"].tolist() == plain["hits"].tolist()
+
+
+def test_evaluate_files_hands_its_embedder_to_the_retriever(tmp_path):
+    _write_corpus(tmp_path)
+    stub = RecordingEmbedder()
+    table = evaluate_files(tmp_path, modes=["dense"], k=1, embedder=stub)
+    assert len(stub.fitted) == 1 and len(stub.fitted[0]) == 2
+    # two questions searched, then the unanswerable one for the decline rate
+    assert stub.queries == ["How fast does the kettle boil?",
+                            "How many browning levels?",
+                            "What colour is the fridge?"]
+    assert table["hit"].tolist() == [1.0]

@@ -9,7 +9,8 @@ from ragkit.dense import DenseIndex
 from ragkit.encoder import MiniLMEncoder
 from ragkit.fusion import rrf
 from ragkit.metrics import mrr
-from ragkit.squad import SQUAD_FILE, load_squad
+from ragkit.squad import (SQUAD_FILE, SQUAD_VECTORS, load_squad,
+                          squad_vectors)
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +97,50 @@ def test_retrieval_figures_match_the_anchors(squad):
     assert off == {}, f"(got, anchor) beyond 0.01: {off}"
     # the ordering the anchors tell: words first, the real model between
     assert got["bm25"] > got["bm25+minilm"] > got["minilm"] > got["toy"]
+
+
+# ------------------------------------------------- the shipped MiniLM vectors
+
+def test_shipped_vectors_equal_a_fresh_encoding(squad):
+    """float16 on disk: within 1e-3 of what the encoder gives (cached)."""
+    docs, questions = squad
+    paragraphs, asked = squad_vectors()
+    assert paragraphs.shape == (87, 384) and asked.shape == (626, 384)
+    assert paragraphs.dtype == asked.dtype == np.float32
+    encoder = MiniLMEncoder()
+    fresh_p = encoder.embed_many([d.text for d in docs])
+    fresh_q = encoder.embed_many([q.question for q in questions])
+    assert np.abs(paragraphs - fresh_p).max() < 1e-3
+    assert np.abs(asked - fresh_q).max() < 1e-3
+    assert SQUAD_VECTORS.stat().st_size < 1_000_000
+
+
+def _rewritten(tmp_path, **changes):
+    with np.load(SQUAD_VECTORS) as npz:
+        stored = {key: npz[key] for key in npz.files}
+    for key, value in changes.items():
+        if value is None:
+            del stored[key]
+        else:
+            stored[key] = value
+    out = tmp_path / "vectors.npz"
+    np.savez(out, **stored)
+    return out
+
+
+def test_vectors_of_another_model_are_refused(tmp_path):
+    bad = _rewritten(tmp_path, model_sha256=np.array("0" * 64))
+    with pytest.raises(ValueError, match="installed model"):
+        squad_vectors(bad)
+
+
+def test_vectors_of_other_texts_are_refused(tmp_path):
+    bad = _rewritten(tmp_path, question_digest=np.array("f" * 64))
+    with pytest.raises(ValueError, match="question texts"):
+        squad_vectors(bad)
+
+
+def test_a_file_without_its_checksum_is_refused(tmp_path):
+    bad = _rewritten(tmp_path, model_sha256=None)
+    with pytest.raises(ValueError, match="model_sha256"):
+        squad_vectors(bad)
