@@ -33,8 +33,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ._checks import check_int
 from .answer import grounded_answer
 from .chunking import chunk_documents
+from .failures import is_correct
 from .metrics import mrr, recall_at_k, relevant_chunk_ids
 from .retrieval import Retriever
 
@@ -80,13 +82,6 @@ COLUMNS = ("step", "recall", "mrr", "correct", "wrong", "abstained",
            "refused", "searches", "model_calls")
 
 
-def _check_k(k: object) -> None:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int (got {type(k).__name__})")
-    if k < 1:
-        raise ValueError(f"k must be at least 1 (got k={k})")
-
-
 def outcome(answer, gold: str | None) -> str:
     """``"abstained"``, ``"correct"`` or ``"wrong"`` for one answer.
 
@@ -95,9 +90,7 @@ def outcome(answer, gold: str | None) -> str:
     """
     if answer.abstained:
         return "abstained"
-    if gold is not None and gold.lower() in answer.text.lower():
-        return "correct"
-    return "wrong"
+    return "correct" if is_correct(answer, gold) else "wrong"
 
 
 def score_questions(
@@ -118,7 +111,7 @@ def score_questions(
     have no relevant chunk. Relevant chunks are those whose text holds the
     gold answer (:func:`ragkit.metrics.relevant_chunk_ids`).
     """
-    _check_k(k)
+    check_int(k, "k")
     rows = []
     for q in list(questions) + list(unanswerable):
         gold = getattr(q, "answer", None)
@@ -177,7 +170,7 @@ def question_runs(
     rows of :func:`score_questions`; index ``0 .. n-1``.
     """
     steps = _check_steps(steps)
-    _check_k(k)
+    check_int(k, "k")
     if not list(questions):
         raise ValueError("questions must hold at least one question")
     retrievers: dict[bool, Retriever] = {}

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from .answer import Answer, NO_ANSWER, _check_chunks, _check_int, grounded_answer
+from ._checks import check_int
+from .answer import Answer, NO_ANSWER, _check_chunks, grounded_answer
 from .text import concept, stem, tokenize
 
 __all__ = [
@@ -116,9 +117,9 @@ def _check_agent_args(question, search, chunks_by_id, max_rounds, k, min_overlap
             f"chunks_by_id must be a dict of id -> chunk "
             f"(got {type(chunks_by_id).__name__})"
         )
-    _check_int(max_rounds, "max_rounds")
-    _check_int(k, "k")
-    _check_int(min_overlap, "min_overlap")
+    check_int(max_rounds, "max_rounds")
+    check_int(k, "k")
+    check_int(min_overlap, "min_overlap")
 
 
 def agent_answer(

@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ._checks import check_int
 from .text import concept, split_sentences, tokenize
 
 __all__ = [
@@ -42,14 +43,6 @@ class Answer:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "citations", tuple(self.citations))
-
-
-def _check_int(value: object, name: str, least: int = 1) -> None:
-    # bool is a subclass of int, but min_overlap=True is surely a mistake
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int (got {type(value).__name__})")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least} (got {name}={value})")
 
 
 def _check_chunks(chunks: object) -> list:
@@ -124,7 +117,7 @@ def grounded_answer(question: str, chunks: Sequence, min_overlap: int = 2) -> An
     if not isinstance(question, str):
         raise TypeError(f"question must be a str (got {type(question).__name__})")
     chunks = _check_chunks(chunks)
-    _check_int(min_overlap, "min_overlap")
+    check_int(min_overlap, "min_overlap")
     wanted = concepts_of(question)
     pool = sentence_pool(chunks)
     df: dict[str, int] = {}

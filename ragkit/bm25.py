@@ -32,6 +32,7 @@ from itertools import chain
 import numpy as np
 from scipy import sparse
 
+from ._checks import check_int
 from .text import tokenize
 
 __all__ = ["BM25Index", "Tokenizer", "bm25_idf", "check_ids"]
@@ -72,13 +73,6 @@ def bm25_idf(n_docs: int, doc_freq: int) -> float:
     return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-def _check_k(k: object) -> None:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int (got {type(k).__name__})")
-    if k < 1:
-        raise ValueError(f"k must be at least 1 (got k={k})")
-
-
 def top_k(scores: np.ndarray, ids: Sequence[str], k: int) -> list[tuple[str, float]]:
     """Best ``k`` positive scores, high to low; ties keep corpus order.
 
@@ -86,7 +80,7 @@ def top_k(scores: np.ndarray, ids: Sequence[str], k: int) -> list[tuple[str, flo
     without sorting the whole corpus: a partial sort finds the k-th best
     value, and only the texts that reach it are sorted.
     """
-    _check_k(k)
+    check_int(k, "k")
     n = len(scores)
     if k < n:
         kth = np.partition(scores, n - k)[n - k]
@@ -234,7 +228,7 @@ class BM25Index:
 
     def search(self, query: str | Sequence[str], k: int = 5) -> list[tuple[str, float]]:
         """Top ``k`` ``(id, score)`` pairs with score > 0, best first."""
-        _check_k(k)
+        check_int(k, "k")
         return top_k(self.scores(query), self.ids, k)
 
     def __len__(self) -> int:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ._checks import check_int
 from .text import split_sentences
 
 __all__ = [
@@ -55,15 +56,9 @@ def _check_str(value: object, name: str) -> None:
         raise TypeError(f"{name} must be a str (got {type(value).__name__})")
 
 
-def _check_int(value: object, name: str) -> None:
-    # bool is a subclass of int, but size=True is surely a mistake
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int (got {type(value).__name__})")
-
-
 def _check_window(size: object, overlap: object) -> None:
-    _check_int(size, "size")
-    _check_int(overlap, "overlap")
+    check_int(size, "size", least=None)
+    check_int(overlap, "overlap", least=None)
     if size < 1:
         raise ValueError(f"size must be at least 1 (got size={size})")
     if not 0 <= overlap < size:
@@ -115,9 +110,7 @@ def chunk_sentences(text: str, max_words: int) -> list[str]:
     ``ValueError`` when ``max_words < 1``.
     """
     _check_str(text, "text")
-    _check_int(max_words, "max_words")
-    if max_words < 1:
-        raise ValueError(f"max_words must be at least 1 (got max_words={max_words})")
+    check_int(max_words, "max_words")
     chunks: list[str] = []
     current: list[str] = []
     count = 0
@@ -228,9 +221,7 @@ def overlap_storage(n_words: int, size: int, overlap: int) -> dict:
     Example: 10,000 words, size 200, overlap 40 give 63 chunks (50 without
     overlap), 12,480 words stored (24.8% extra) and 12,600 slots (26% extra).
     """
-    _check_int(n_words, "n_words")
-    if n_words < 0:
-        raise ValueError(f"n_words must be at least 0 (got n_words={n_words})")
+    check_int(n_words, "n_words", least=0)
     _check_window(size, overlap)
     step = size - overlap
     if n_words == 0:
@@ -263,7 +254,5 @@ def exact_index_bytes(n_vectors: int, dim: int, bytes_per_value: int = 4) -> int
         ("dim", dim),
         ("bytes_per_value", bytes_per_value),
     ):
-        _check_int(value, name)
-        if value < 0:
-            raise ValueError(f"{name} must be at least 0 (got {name}={value})")
+        check_int(value, name, least=0)
     return n_vectors * dim * bytes_per_value

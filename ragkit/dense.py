@@ -34,6 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._checks import check_int
 from .bm25 import check_ids, top_k
 from .text import concept, tokenize
 
@@ -52,18 +53,11 @@ TRIGRAM_WEIGHT = 0.3
 SIGN_BIT = 24
 
 
-def _check_dim(dim: object) -> None:
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"dim must be an int (got {type(dim).__name__})")
-    if dim < 1:
-        raise ValueError(f"dim must be at least 1 (got dim={dim})")
-
-
 def feature_bucket(feature: str, dim: int) -> tuple[int, float]:
     """Hash a feature name to ``(index, sign)`` with CRC-32 (see module doc)."""
     if not isinstance(feature, str):
         raise TypeError(f"feature must be a str (got {type(feature).__name__})")
-    _check_dim(dim)
+    check_int(dim, "dim")
     h = zlib.crc32(feature.encode("utf-8"))
     # a random-looking sign makes unrelated features that share a bucket
     # cancel out on average instead of always adding up
@@ -81,7 +75,7 @@ class HashedEmbedder:
     """Embeds text as a unit vector of hashed concept and trigram features."""
 
     def __init__(self, dim: int = 256) -> None:
-        _check_dim(dim)
+        check_int(dim, "dim")
         self.dim = dim
         self.idf: dict[str, float] = {}
 

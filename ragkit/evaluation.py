@@ -13,17 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._checks import check_int
 from .answer import grounded_answer
 from .chunking import Chunk, chunk_documents
 from .corpus import load_documents, load_questions, load_unanswerable
-from .metrics import (
-    first_relevant_rank,
-    hit_at_k,
-    mrr,
-    recall_at_k,
-    relevant_chunk_ids,
-)
-from .retrieval import MODES, Retriever, evaluate
+from .metrics import first_relevant_rank, relevant_chunk_ids
+from .retrieval import MODES, Retriever, evaluate, question_scores
 
 __all__ = [
     "CHUNKERS",
@@ -72,13 +67,6 @@ def bootstrap_interval(
 
 # ------------------------------------------------------- whole evaluations
 
-def _check_k(k: object) -> None:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be an int (got {type(k).__name__})")
-    if k < 1:
-        raise ValueError(f"k must be at least 1 (got k={k})")
-
-
 def _check_modes(modes: object) -> list[str]:
     if isinstance(modes, str):
         raise TypeError(f"modes must be a list of mode names (got {modes!r})")
@@ -104,7 +92,7 @@ def evaluate_modes(
     the top 10, as :func:`ragkit.retrieval.evaluate` does; ``n`` is the
     number of questions. Rows follow ``modes``; the index is 0 .. n-1.
     """
-    _check_k(k)
+    check_int(k, "k")
     modes = _check_modes(modes)
     questions = list(questions)
     if not questions:
@@ -127,7 +115,7 @@ def first_gold_ranks(
     first ``depth`` ids (or the answer was cut by the chunker, so no chunk is
     gold at all). Ranks are floats because of the NaN.
     """
-    _check_k(depth)
+    check_int(depth, "depth")
     modes = _check_modes(modes)
     table = {}
     for mode in modes:
@@ -197,7 +185,7 @@ def chunk_size_study(
     :class:`ragkit.encoder.MiniLMEncoder` puts a real one behind the dense
     and hybrid modes.
     """
-    _check_k(k)
+    check_int(k, "k")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES} (got {mode!r})")
     if isinstance(chunkers, str):
@@ -214,19 +202,14 @@ def chunk_size_study(
         for size in sizes:
             chunks = study_chunks(documents, chunker, size)
             retriever = Retriever(chunks, embedder=embedder)
-            hits, recalls, ranks = [], [], []
-            for q in questions:
-                gold = relevant_chunk_ids(chunks, q.answer)
-                ranked = retriever.search(q.question, k=10, mode=mode)
-                hits.append(hit_at_k(ranked, gold, k))
-                recalls.append(recall_at_k(ranked, gold, k))
-                ranks.append(mrr(ranked, gold, 10))
+            scores = question_scores(retriever, questions, mode, k)
             n = len(questions)
             rows.append({
                 "chunker": chunker, "size": size, "chunks": len(chunks),
                 "words_stored": sum(len(c.text.split()) for c in chunks),
-                "hit": sum(hits) / n, "recall": sum(recalls) / n,
-                "mrr": sum(ranks) / n, "hits": tuple(hits),
+                **{name: sum(row[name] for row in scores) / n
+                   for name in ("hit", "recall", "mrr")},
+                "hits": tuple(row["hit"] for row in scores),
             })
     return pd.DataFrame(rows, columns=STUDY_COLUMNS)
 

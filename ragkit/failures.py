@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .agent import agent_answer
-from .answer import NO_ANSWER, Answer, _check_int, check_citations, grounded_answer
+from ._checks import check_int
+from .answer import NO_ANSWER, Answer, check_citations, grounded_answer
 from .chunking import Chunk
 from .metrics import first_relevant_rank, relevant_chunk_ids
 from .retrieval import Retriever
@@ -118,8 +119,8 @@ def _base_record(retriever, qid, text, answer_text, mode, k, depth):
         raise TypeError(
             f"answer_text must be a str or None (got {type(answer_text).__name__})"
         )
-    _check_int(k, "k")
-    _check_int(depth, "depth")
+    check_int(k, "k")
+    check_int(depth, "depth")
     if depth < k:
         raise ValueError(f"depth must be at least k (got depth={depth}, k={k})")
     wide = retriever.search(text, k=depth, mode=mode, depth=depth)
@@ -209,7 +210,7 @@ def record_agent(
     loop's stop reason.
     """
     qid, text = _question_parts(question, qid)
-    _check_int(max_rounds, "max_rounds")
+    check_int(max_rounds, "max_rounds")
     record, _ = _base_record(retriever, qid, text, answer_text, mode, k, depth)
 
     def search(query: str, n: int) -> list[str]:
@@ -492,7 +493,7 @@ def filtered_search(
     default ``"members"``) is above the asker's are dropped, then the first
     ``k`` are kept. A chunk the asker may not see can never come back.
     """
-    _check_int(k, "k")
+    check_int(k, "k")
     level = _level(asker, "asker")
     n = len(retriever.chunks)
     ranked = retriever.search(query, k=n, mode=mode, depth=n)
@@ -515,7 +516,7 @@ def leaky_search(
     high takes a place in the top ``k`` and is then thrown away, so the
     member gets fewer than ``k`` chunks and can lose the answer.
     """
-    _check_int(k, "k")
+    check_int(k, "k")
     level = _level(asker, "asker")
     n = len(retriever.chunks)
     top = retriever.search(query, k=k, mode=mode, depth=n)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 
+from ._checks import check_int
+
 __all__ = [
     "first_relevant_rank",
     "hit_at_k",
@@ -22,10 +24,7 @@ __all__ = [
 
 def _check(ranked: Sequence[str], k: object) -> None:
     if k is not None:
-        if isinstance(k, bool) or not isinstance(k, int):
-            raise TypeError(f"k must be an int (got {type(k).__name__})")
-        if k < 1:
-            raise ValueError(f"k must be at least 1 (got k={k})")
+        check_int(k, "k")
     seen: set[str] = set()
     for doc in ranked:
         if doc in seen:

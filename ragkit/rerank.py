@@ -30,7 +30,8 @@ from functools import lru_cache
 import numpy as np
 
 from .bm25 import check_ids
-from .dense import TRIGRAM_WEIGHT, WORD_WEIGHT, _check_dim, feature_bucket, trigrams
+from ._checks import check_int
+from .dense import TRIGRAM_WEIGHT, WORD_WEIGHT, feature_bucket, trigrams
 from .text import concept, tokenize
 
 __all__ = [
@@ -63,7 +64,7 @@ def token_vectors(text: str, dim: int = 64) -> np.ndarray:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str (got {type(text).__name__})")
-    _check_dim(dim)
+    check_int(dim, "dim")
     rows = [_concept_row(concept(token), dim) for token in tokenize(text)]
     if not rows:
         return np.zeros((0, dim))
@@ -157,7 +158,7 @@ class LateInteractionReranker:
         if isinstance(texts, str):
             raise TypeError("texts must be a list of str, not a single str")
         texts = list(texts)
-        _check_dim(dim)
+        check_int(dim, "dim")
         self.dim = dim
         self.ids = check_ids(ids, len(texts))
         # computed once, as ColBERT stores passage token vectors offline

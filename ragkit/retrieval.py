@@ -74,29 +74,39 @@ class Retriever:
         return _ids(self.reranker.rerank(query, shortlist))[:k]
 
 
-def evaluate(retriever: Retriever, questions: Iterable, mode: str, k: int = 3) -> dict:
-    """Mean retrieval metrics of ``mode`` over ``questions``.
+def question_scores(
+    retriever: Retriever, questions: Iterable, mode: str, k: int = 3
+) -> list[dict]:
+    """Retrieval metrics of ``mode`` for each question, in question order.
 
     Each question needs ``.question`` and ``.answer``; its relevant chunks are
     those whose text holds the answer (:func:`relevant_chunk_ids`), so an
-    answer cut in two by a chunker counts as a miss. Returns a dict with
-    ``hit``, ``recall`` and ``ndcg`` at ``k``, ``mrr`` over the top 10, and
-    ``n`` (the number of questions).
+    answer cut in two by a chunker counts as a miss. Each row holds ``hit``,
+    ``recall`` and ``ndcg`` at ``k`` and ``mrr`` over the top 10.
     """
     rows = []
     for q in questions:
         relevant = relevant_chunk_ids(retriever.chunks, q.answer)
         ranked = retriever.search(q.question, k=10, mode=mode)
-        rows.append(
-            (
-                hit_at_k(ranked, relevant, k),
-                recall_at_k(ranked, relevant, k),
-                mrr(ranked, relevant, 10),
-                ndcg_at_k(ranked, relevant, k),
-            )
-        )
+        rows.append({
+            "hit": hit_at_k(ranked, relevant, k),
+            "recall": recall_at_k(ranked, relevant, k),
+            "mrr": mrr(ranked, relevant, 10),
+            "ndcg": ndcg_at_k(ranked, relevant, k),
+        })
+    return rows
+
+
+def evaluate(retriever: Retriever, questions: Iterable, mode: str, k: int = 3) -> dict:
+    """Mean of :func:`question_scores` over ``questions``.
+
+    Returns a dict with ``hit``, ``recall`` and ``ndcg`` at ``k``, ``mrr``
+    over the top 10, and ``n`` (the number of questions).
+    """
+    rows = question_scores(retriever, questions, mode, k)
     if not rows:
         raise ValueError("questions must hold at least one question")
     n = len(rows)
-    hit, recall, rr, ndcg = (sum(col) / n for col in zip(*rows))
-    return {"hit": hit, "recall": recall, "mrr": rr, "ndcg": ndcg, "n": n}
+    means = {name: sum(row[name] for row in rows) / n
+             for name in ("hit", "recall", "mrr", "ndcg")}
+    return {**means, "n": n}

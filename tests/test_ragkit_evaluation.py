@@ -111,6 +111,12 @@ def test_first_gold_ranks_agree_with_hit_at_k(lab):
     assert ranks.loc["q03", "dense"] == 1.0
 
 
+def test_first_gold_ranks_names_a_bad_depth(lab):
+    _, questions, retriever = lab
+    with pytest.raises(ValueError, match="depth"):
+        first_gold_ranks(retriever, questions, MODES, depth=0)
+
+
 @pytest.fixture(scope="module")
 def study(lab):
     docs, questions, _ = lab
