@@ -187,6 +187,67 @@ def run_nbgrader(args: list[str], course: Path, log: Path,
     return not stopped and proc.returncode == 0 and FAILED_MARK not in stderr
 
 
+def fork_server():
+    """A multiprocessing context whose processes fork from one server that
+    imported nbgrader once, or None where that cannot work (a daemonic
+    process, such as a Dask worker, may not start processes)."""
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon or \
+            "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["nbgrader_steps"])
+    return ctx
+
+
+def run_steps(course: Path, assignment: str, student: str, settings: dict,
+              log: Path, env: dict[str, str], seconds: float) -> str | None:
+    """Autograde `student` and write their feedback (nbgrader_steps.py), all
+    killed after `seconds`; None when both went well, else what failed."""
+    args = [str(course), assignment, student, json.dumps(settings)]
+    full_env = {**nbgrader_env(), **env}
+    ctx = fork_server()
+    if ctx is not None:
+        import nbgrader_steps
+
+        log.touch()
+        proc = ctx.Process(target=nbgrader_steps.child, args=(*args, str(log), full_env))
+        proc.start()
+        proc.join(seconds)
+        if proc.is_alive():
+            proc.kill()  # its sandboxed kernels die with it (bwrap --die-with-parent)
+            proc.join()
+            code = None
+        else:
+            code = proc.exitcode
+    else:
+        with log.open("a", encoding="utf-8") as fh:
+            child = subprocess.Popen([sys.executable, str(HERE / "nbgrader_steps.py"), *args],
+                                     cwd=course, env=full_env, stdout=fh,
+                                     stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+            try:
+                code = child.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+                code = None
+    if code is None:
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"stopped after {seconds} s\n")
+        return f"autograde stopped after {seconds} s"
+    text = log.read_text(encoding="utf-8", errors="replace")
+    before, _, after = text.partition("$ nbgrader generate_feedback")
+    # note: nbgrader may report success after failing a notebook, so read the
+    # log too; a timed-out cell is logged as an ERROR as well, but that is a
+    # grade, not a failure
+    if code == 1 or (code == 0 and FAILED_MARK in before):
+        return "autograde failed"
+    if code != 0 or FAILED_MARK in after:
+        return "generate_feedback failed"
+    return None
+
+
 def digest(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`; a symlink counts as its target's
     path, never its content (it may point at anything)."""
@@ -241,8 +302,18 @@ LIMIT_ERRORS = [
 OUTPUT_STOPPED = "[output stopped:"
 
 
+def setup_failed(gid: str | None, out: dict) -> str | None:
+    """What to report when a notebook's locked setup cell failed (for the
+    project: usually the student's corpus files), else None."""
+    if not (gid or "").endswith("_setup") or out.get("output_type") != "error":
+        return None
+    first = (str(out.get("evalue", "")).strip().splitlines() or [""])[0][:300]
+    return f"the setup cell failed ({out.get('ename', '')}: {first}); the cells after it could not run"
+
+
 def limits_hit(autograded: Path) -> list[str]:
-    """One line per cell of the graded notebooks that ran into a limit."""
+    """One line per cell of the graded notebooks that ran into a limit, and
+    one for a setup cell that failed."""
     found = []
     for path in sorted(autograded.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
@@ -253,7 +324,9 @@ def limits_hit(autograded: Path) -> list[str]:
             label = repr(gid) if gid else f"{index}"
             whats = []
             for out in c.get("outputs", []):
-                if out.get("output_type") == "error":
+                if setup_failed(gid, out):
+                    found.append(f"{path.name}: {setup_failed(gid, out)}")
+                elif out.get("output_type") == "error":
                     whats += [what for test, what in LIMIT_ERRORS
                               if test({"ename": out.get("ename", ""),
                                        "evalue": out.get("evalue", "")})]
@@ -409,25 +482,20 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     for name in unreadable or ([] if present else [min(release)]):
         shutil.copy(template / "release" / assignment / name, copy / name)
     env = install_kernel(course, limits)
-    options = [f"--GuardedExecute.max_output_bytes={limits.output_bytes}"]
+    settings: dict = {"GuardedExecute": {"max_output_bytes": limits.output_bytes}}
     if limits.timeout is not None:
-        options.append(f"--Execute.timeout={limits.timeout}")
+        settings["Execute"] = {"timeout": limits.timeout}
     if limits.sandbox:  # the kernel has no network: Unix sockets instead of TCP
-        options += ["--KernelManager.transport=ipc",
-                    f"--KernelManager.ip={env['JUPYTER_RUNTIME_DIR']}/k"]
-    steps = [["autograde", assignment, "--student", student, "--force", *options],
-             ["generate_feedback", assignment, "--student", student, "--force"]]
-    for step in steps:
-        # only autograde runs student code, and only its kernels are sandboxed
-        seconds = limits.student_seconds if step[0] == "autograde" else None
-        began = time.monotonic()
-        ok = run_nbgrader(step, course, log, env, seconds)
-        outcome.steps[step[0]] = round(time.monotonic() - began, 2)
-        if not ok:
-            why = (f"stopped after {seconds} s" if "stopped after" in
-                   log.read_text(encoding="utf-8") else "failed")
-            outcome.problems.append(f"nbgrader {step[0]} {why}; see logs/{log.name}")
-            break
+        settings["KernelManager"] = {"transport": "ipc",
+                                     "ip": f"{env['JUPYTER_RUNTIME_DIR']}/k"}
+    # autograde and generate_feedback in one nbgrader process (nbgrader_steps.py);
+    # only autograde runs student code, and only its kernels are sandboxed
+    failed = run_steps(course, assignment, student, settings, log, env,
+                       limits.student_seconds)
+    if (course / "steps.json").exists():
+        outcome.steps = json.loads((course / "steps.json").read_text())
+    if failed:
+        outcome.problems.append(f"nbgrader {failed}; see logs/{log.name}")
     else:
         outcome.scores, outcome.cells = notebook_scores(course, assignment, student)
         outcome.graded = True
@@ -453,6 +521,9 @@ def store(outcome: Outcome, course: Path, log: Path, keep: Path) -> None:
         shutil.copytree(course / "feedback" / outcome.student, part / "feedback")
     if outcome.graded:
         shutil.copy(course / "grades.csv", part / "grades.csv")
+        # what course.py gathers into one gradebook for manual grading
+        shutil.copy(course / "gradebook.db", part / "gradebook.db")
+        shutil.copytree(course / "autograded" / outcome.student, part / "autograded")
     if log.exists():
         shutil.copy(log, part / "log.txt")
     (part / "outcome.json").write_text(json.dumps(asdict(outcome), indent=1))
@@ -480,7 +551,7 @@ def file_hash(*paths: Path) -> str:
 def grading_key(source: Path, assignment: str, limits: Limits,
                 only: list[str] | None) -> str:
     """Everything a grade depends on besides the submission itself."""
-    code = [HERE / n for n in ("grade.py", "kernel_sandbox.py", "rag_feedback.py",
+    code = [HERE / n for n in ("grade.py", "nbgrader_steps.py", "kernel_sandbox.py", "rag_feedback.py",
                                "nbgrader_config.py")]
     return hashlib.sha256(json.dumps({
         "masters": file_hash(source / assignment),

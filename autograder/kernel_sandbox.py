@@ -11,7 +11,8 @@ code runs inside. In there the kernel sees
   * the Python environment and system libraries, read-only;
   * the package and data the notebooks import (`ragkit/`, `data/`), read-only;
   * its own working folder: an empty tmpfs of limited size holding read-only
-    copies of the files nbgrader put beside the notebook;
+    copies of the files and folders nbgrader put beside the notebook (the
+    project's corpus/);
   * a private /tmp (limited tmpfs, also its HOME), its connection file, and
     the folder of its ZeroMQ sockets (Unix sockets: there is no network);
 
@@ -61,7 +62,7 @@ def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
     """bwrap argv running `cmd` with only the listed folders in sight.
 
     `work` becomes an empty tmpfs of `scratch_bytes` (so does /tmp), with
-    the files already in it bound read-only on top; `writable` folders are
+    the files and folders already in it bound read-only on top; `writable` folders are
     bound read-write at their own paths.
     """
     args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
@@ -85,7 +86,9 @@ def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
     args += ["--size", str(scratch_bytes), "--perms", "0777",
              "--tmpfs", str(work)]
     for path in sorted(work.iterdir()) if work.is_dir() else []:
-        if path.is_file():
+        # files and folders (the project's corpus/), never a symbolic link
+        # (grade.py drops those from a submission anyway)
+        if not path.is_symlink() and (path.is_file() or path.is_dir()):
             args += ["--ro-bind", str(path), str(path)]
     for path in writable:
         args += ["--bind", path, path]

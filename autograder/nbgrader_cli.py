@@ -12,6 +12,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
+# Folders of a master that hold the master's own copy of something every
+# student makes for themselves (the project's corpus/). They stay out of the
+# course's source/, so nbgrader neither releases them nor, at autograde,
+# overwrites the student's own files with them.
+STUDENT_OWN = ("corpus",)
 
 
 def nbgrader_command(*args: str) -> list[str]:
@@ -40,11 +45,13 @@ def nbgrader_settings():
 
 def course_folder(where: Path, source: Path | None = None, *extras: Path) -> Path:
     """Make `where` an nbgrader course folder: our config, a copy of `source`
-    (if given) as its source/, and any `extras` files beside the config."""
+    (if given, without the STUDENT_OWN folders) as its source/, and any
+    `extras` files beside the config."""
     where.mkdir(parents=True, exist_ok=True)
     shutil.copy(HERE / "nbgrader_config.py", where / "nbgrader_config.py")
     if source is not None:
-        shutil.copytree(source, where / "source")
+        shutil.copytree(source, where / "source",
+                        ignore=shutil.ignore_patterns(*STUDENT_OWN))
     for extra in extras:
         shutil.copy(extra, where / extra.name)
     return where

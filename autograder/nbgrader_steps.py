@@ -1,0 +1,80 @@
+"""Autograde one student and write their feedback, in one nbgrader process.
+
+    python nbgrader_steps.py COURSE ASSIGNMENT STUDENT SETTINGS_JSON
+
+grade.py runs this once per student, in the student's own course folder
+(with its nbgrader_config.py and gradebook): forked from a server process
+that imported nbgrader once for the whole class (`child`), or as the command
+above where a fork server cannot run (a Dask worker). Importing nbgrader and
+nbconvert costs about 3 s of CPU on a 2-core machine, which plain `nbgrader
+autograde` pays once and two commands per student would pay twice each.
+SETTINGS_JSON holds the grading settings that are not in
+nbgrader_config.py, as traitlets config (e.g. {"Execute": {"timeout": 60}}).
+
+Each step's log is printed as nbgrader's command line prints it; the seconds
+each step took go to COURSE/steps.json. The exit status is 0 when both
+steps went well, 1 when autograde failed (feedback is then not written) and
+2 when generate_feedback failed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+
+def child(course: str, assignment: str, student: str, settings: str, log: str,
+          env: dict[str, str]) -> None:
+    """The body of a forked process: `main`, with the environment `env`,
+    stdout and stderr appended to `log`, and death when its parent dies."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    os.environ.clear()
+    os.environ.update(env)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    code = main(course, assignment, student, settings)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # no atexit handlers of the server it was forked from
+
+
+def main(course: str, assignment: str, student: str, settings: str) -> int:
+    os.chdir(course)  # nbgrader_config.py looks for rag_feedback.py here
+    sys.path.insert(0, course)
+    config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
+    config.merge(Config(json.loads(settings)))
+    config.CourseDirectory.root = course
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    steps = {}
+    for code, (name, run) in enumerate(
+            [("autograde", lambda: api.autograde(assignment, student, force=True)),
+             ("generate_feedback",
+              lambda: api.generate_feedback(assignment, student, force=True))], 1):
+        print(f"$ nbgrader {name} {assignment} --student {student}", flush=True)
+        began = time.monotonic()
+        result = run()  # (what the kernels print lands here, before the log)
+        steps[name] = round(time.monotonic() - began, 2)
+        Path(course, "steps.json").write_text(json.dumps(steps))
+        print(f"{result.get('log', '')}{result.get('error') or ''}", flush=True)
+        if not result["success"]:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
