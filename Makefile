@@ -9,7 +9,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: course test build lab check grade sample-class bench mutants site bench-grading hostile
+.PHONY: course test build lab check grade sheet formgrader student-bundle sample-class bench mutants site bench-grading hostile
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,10 +38,11 @@ $(BROWSER): $(STAMP)
 	  else echo "the browser tests need chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
 	@touch $(BROWSER)
 
-## main job: rebuild release/ and notebooks/, grade the sample class, print grades
+## main job: rebuild release/ and notebooks/, grade the sample class's lab,
+## quiz and project, print one table (autograded, manual, total, band)
 course: $(SANDBOX)
 	$(BIN)/python tools/build.py
-	$(BIN)/python autograder/grade.py --submissions autograder/sample_class --out autograder/work/sample_class
+	$(BIN)/python autograder/course.py grade --submissions autograder/sample_class --out autograder/work/sample_class
 
 ## every test: package, notebooks (nbval), nbgrader validate, staleness, grading, originality
 test: $(SANDBOX) $(BROWSER)
@@ -56,24 +57,43 @@ build: $(STAMP)
 site: $(STAMP)
 	$(BIN)/python tools/site.py --out site
 
-## students: copy the student notebooks to my-work/lab (never over your own
-## copies) and open JupyterLab there; kernels get encrypted transport, as in
-## autograder/nbgrader_config.py, so they start without a warning
+## students: copy the student notebooks of every assignment (release/lab,
+## release/quiz, release/project) to my-work/<assignment>/ (never over your
+## own copies) and open JupyterLab in my-work; kernels get encrypted
+## transport, as in autograder/nbgrader_config.py, so they start without a warning
 lab: $(STAMP)
-	@mkdir -p my-work/lab
-	@for f in release/lab/*.ipynb; do \
-	  test -e my-work/lab/$$(basename $$f) || cp $$f my-work/lab/; done
-	cd my-work/lab && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
+	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
+	  for f in release/$$a/*.ipynb; do \
+	    test -e my-work/$$a/$$(basename $$f) || cp $$f my-work/$$a/; done; done
+	cd my-work && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
-## students: run the visible tests of every notebook in my-work/lab and print
+## students: run the visible tests of every notebook in my-work/lab (or
+## my-work/$(ASSIGNMENT): ASSIGNMENT=quiz, ASSIGNMENT=project) and print
 ## points per part; hidden tests run at grading. DETAILS=1 adds tracebacks.
 check: $(STAMP)
-	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) my-work/lab
+	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) my-work/$(or $(ASSIGNMENT),lab)
 
-## instructors: grade real submissions laid out as SUBMISSIONS/<student>/lab/*.ipynb
+## instructors: grade real submissions laid out as
+## SUBMISSIONS/<student>/<lab|quiz|project>/ into GRADES/, with one grade sheet
 grade: $(SANDBOX)
-	$(BIN)/python autograder/grade.py --submissions $(SUBMISSIONS) --out $(GRADES)
+	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES)
+
+## instructors: mark the project's written answers in nbgrader's formgrader
+## (GRADES=autograder/work/sample_class for the sample class after make course)
+formgrader: $(STAMP)
+	$(BIN)/python autograder/course.py formgrader --out $(GRADES)
+
+## instructors: the grade sheet again, with the manual grades entered so far
+sheet: $(STAMP)
+	$(BIN)/python autograder/course.py sheet --out $(GRADES)
+
+## instructors of graded courses: dist/rag-course-student.zip, the student's
+## copy of the course (release/, ragkit, data, guide, the check tooling, a
+## student Makefile and README) without any solution or hidden test; hand
+## this out, not the repository. OUT=path writes it elsewhere
+student-bundle: $(STAMP)
+	$(BIN)/python tools/student_bundle.py $(if $(OUT),--out $(OUT))
 
 ## rebuild the sample class of submissions from release/ and the masters
 sample-class: $(STAMP)
@@ -97,6 +117,6 @@ mutants: $(STAMP)
 	RAGKIT_ALL_MUTANTS=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_mutants.py
 
 ## every case of the hostile class (autograder/hostile/) graded in one batch;
-## make test grades a sample of 16 of them
+## make test grades a sample of 12 of them
 hostile: $(SANDBOX)
 	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py

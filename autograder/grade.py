@@ -56,7 +56,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
+from nbgrader_cli import STUDENT_OWN, course_folder, nbgrader_command, nbgrader_env
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -308,7 +308,8 @@ def setup_failed(gid: str | None, out: dict) -> str | None:
     if not (gid or "").endswith("_setup") or out.get("output_type") != "error":
         return None
     first = (str(out.get("evalue", "")).strip().splitlines() or [""])[0][:300]
-    return f"the setup cell failed ({out.get('ename', '')}: {first}); the cells after it could not run"
+    return (f"the setup cell failed ({out.get('ename', '')}: {first}); "
+            "every cell that needs what it defines fails")
 
 
 def limits_hit(autograded: Path) -> list[str]:
@@ -459,8 +460,33 @@ def notebook_scores(course: Path, assignment: str, student: str):
                  for nb in sub.notebooks for g in nb.grades})
 
 
+def own_files(folder: Path) -> dict[str, str]:
+    """sha256 of the files of the STUDENT_OWN folders (the project's
+    corpus/) under `folder`, by path."""
+    out = {}
+    for name in STUDENT_OWN:
+        if (folder / name).is_dir():
+            out.update({f"{name}/{k}": v for k, v in digest(folder / name).items()})
+    return out
+
+
+def copied_from_master(copy: Path, master_own: dict[str, str]) -> list[str]:
+    """A problem line for each STUDENT_OWN folder handed in as the master's."""
+    mine = own_files(copy)
+    found = []
+    for name in STUDENT_OWN:
+        theirs = {k: v for k, v in mine.items() if k.startswith(f"{name}/")}
+        master = {k: v for k, v in master_own.items() if k.startswith(f"{name}/")}
+        if theirs and master and set(theirs.values()) & set(master.values()):
+            found.append(f"{name}/: {len(set(theirs.values()) & set(master.values()))} "
+                         "file(s) identical to the master's own; it should be the "
+                         "student's; check it by hand")
+    return found
+
+
 def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
-              release: ReleaseCells, limits: Limits, keep: Path) -> Outcome:
+              release: ReleaseCells, limits: Limits, keep: Path,
+              master_own: dict[str, str] | None = None) -> Outcome:
     """Grade one student in a course folder of their own under `work`, and
     store everything kept about them in `keep` (their --out/.students/ entry).
     Runs in a thread of this process or as a task on a Dask worker."""
@@ -473,7 +499,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     copy = course / "submitted" / student / assignment
     outcome.problems += copy_submission(student_dir / assignment, copy)
     problems, unreadable = check_submission(copy, release, limits.notebook_bytes)
-    outcome.problems += problems
+    outcome.problems += problems + copied_from_master(copy, master_own or {})
     present = {p.name for p in copy.glob("*.ipynb")} & set(release)
     # nbgrader gives up on the whole student over one unreadable file, and on
     # a submission without any of the assignment's notebooks; grade the blank
@@ -787,13 +813,14 @@ def main(argv: list[str] | None = None) -> int:
         if todo:
             template = prepare_template(work, args.assignment, args.notebook, source)
             release = release_cells(template / "release" / args.assignment)
+            master_own = own_files(source / args.assignment)
 
             def grade(s: Path) -> Outcome:
                 mine = Limits(**{**asdict(limits), "uid": uid[s.name]
                                  if limits.sandbox and os.geteuid() == 0 else None})
                 try:
                     o = grade_one(s, args.assignment, template, work, release,
-                                  mine, done_dir / s.name)
+                                  mine, done_dir / s.name, master_own)
                 except Exception as err:  # noqa: BLE001 (one student, not the class)
                     # stored without a key, so the next run tries again
                     o = Outcome(s.name, problems=[f"grading crashed: {err!r}"])

@@ -30,7 +30,7 @@ from nbclient import NotebookClient
 from nbgrader_cli import nbgrader_settings
 
 ROOT = Path(__file__).resolve().parents[1]
-LAB = ROOT / "source" / "lab"
+SOURCE = ROOT / "source"
 MISTAKES = Path(__file__).resolve().parent / "mistakes"
 
 
@@ -90,11 +90,21 @@ def run(nb: nbformat.NotebookNode, cwd: Path) -> dict[str, bool]:
     return passed
 
 
-def score(mutant: Mutant, source: Path = LAB) -> dict:
+def master_path(notebook: str, source: Path = SOURCE) -> Path:
+    """source/<assignment>/<notebook>.ipynb, whichever assignment holds it."""
+    found = sorted(source.glob(f"*/{notebook}.ipynb"))
+    if len(found) != 1:
+        raise ValueError(f"notebook {notebook!r}: expected one master in {source}/*/, "
+                         f"found {len(found)}")
+    return found[0]
+
+
+def score(mutant: Mutant, source: Path = SOURCE) -> dict:
     """Points kept by one mutant, and the graded cells that failed."""
-    master = nbformat.read(source / f"{mutant.notebook}.ipynb", as_version=4)
+    path = master_path(mutant.notebook, source)
+    master = nbformat.read(path, as_version=4)
     points = graded_cells(master)
-    passed = run(mutate(master, mutant), cwd=source)
+    passed = run(mutate(master, mutant), cwd=path.parent)
     failed = [gid for gid, ok in passed.items() if not ok]
     return {"notebook": mutant.notebook, "cell": mutant.cell, "mistake": mutant.mistake,
             "kept": sum(points[g] for g in passed if passed[g]),
@@ -104,8 +114,8 @@ def score(mutant: Mutant, source: Path = LAB) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Score the mutant solutions.")
     parser.add_argument("--only", help="notebook stem, e.g. 03_indexing")
-    parser.add_argument("--source", type=Path, default=LAB,
-                        help="folder of the masters (default: source/lab)")
+    parser.add_argument("--source", type=Path, default=SOURCE,
+                        help="folder of the assignments' masters (default: source/)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     chosen = [m for m in load_mutants() if args.only in (None, m.notebook)]

@@ -37,7 +37,8 @@ from traitlets import Integer
 BEGIN = "### BEGIN " + "HIDDEN TESTS"
 END = "### END " + "HIDDEN TESTS"
 NOTE = "# (hidden tests ran here; their code is not shown)"
-PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+)\s*\([\d.]+\s+points?\)", re.MULTILINE)
+PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+|Question\s+\d+)\s*\([\d.]+\s+points?\)",
+                          re.MULTILINE)
 HIDDEN_DOC = "(hidden)"
 MESSAGE_WIDTH = 300  # characters of an error message a summary shows
 
@@ -150,10 +151,14 @@ def summary_rows(nb) -> list[dict]:
         cells = [nb.cells[i] for i in part.tests]
         earned = sum(float(nbgrader_meta(c).get("score") or 0) for c in cells)
         possible = sum(float(nbgrader_meta(c).get("points") or 0) for c in cells)
-        failing = next((c for c in cells if float(nbgrader_meta(c).get("score") or 0)
+        # a written answer (a graded markdown cell) is marked by a person
+        tests = [c for c in cells if c.cell_type == "code"]
+        written = sum(float(nbgrader_meta(c).get("points") or 0)
+                      for c in cells if c.cell_type == "markdown")
+        failing = next((c for c in tests if float(nbgrader_meta(c).get("score") or 0)
                         < float(nbgrader_meta(c).get("points") or 0)), None)
         row = {"part": part.name, "earned": earned, "possible": possible,
-               "cell": None, "hidden": False, "message": None}
+               "written": written, "cell": None, "hidden": False, "message": None}
         if failing is not None:
             meta = nbgrader_meta(failing)
             row.update(cell=meta.get("grade_id"), hidden=is_hidden(failing),
@@ -173,6 +178,9 @@ def summary_html(rows: list[dict]) -> str:
     for row in rows:
         if row["cell"] is None:
             check = "all checks passed"
+            if row.get("written"):
+                check += (f"; written answers ({points(row['written'])} points) "
+                          "are marked by a person")
         else:
             kind = "hidden test" if row["hidden"] else "test"
             check = (f'<a href="#{esc(row["cell"])}">{esc(row["cell"])}</a> ({kind}): '

@@ -46,8 +46,22 @@ Every failing cell's full traceback: add --details (make check DETAILS=1)."""
 
 
 def start_validate(notebook: Path, invert: bool, course: Path) -> subprocess.Popen:
-    """Start the real `nbgrader validate` in course folder `course`."""
+    """Start the real `nbgrader validate` in course folder `course`.
+
+    With `invert`, a copy is validated without the graded cells worth 0
+    points (the quiz's checks of an answer's form): nbgrader counts a cell
+    as passed when it scores its maximum, and 0 of 0 always does, so a blank
+    quiz would otherwise "pass" those cells.
+    """
     flags = ["--invert"] if invert else []
+    if invert:
+        nb = nbformat.read(notebook, as_version=4)
+        kept = [c for c in nb.cells if not (c.metadata.get("nbgrader", {}).get("grade")
+                                            and not c.metadata["nbgrader"].get("points"))]
+        if len(kept) < len(nb.cells):
+            nb.cells = kept
+            notebook = course / notebook.name
+            nbformat.write(nb, notebook)
     return subprocess.Popen(nbgrader_command("validate", str(notebook), *flags),
                             cwd=course, env=nbgrader_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -98,9 +112,13 @@ def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
     for part in parts_of(nb):
         visible = {"earned": 0.0, "possible": 0.0}
         hidden = {"earned": 0.0, "possible": 0.0, "ran": True}
+        written = 0.0  # points of written answers, which a person marks
         first, ok = None, True
         for index in sorted(part.answers + part.tests):
             cell = nb.cells[index]
+            if cell.cell_type == "markdown":
+                written += float(cell.metadata["nbgrader"].get("points", 0) or 0)
+                continue
             earned, problem = cell_result(cell)
             if is_grade(cell):
                 ok = ok and problem is None
@@ -114,7 +132,7 @@ def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
             if first is None and problem is not None:
                 first = problem
         rows.append({"part": part.name, "ok": ok, "visible": visible,
-                     "hidden": hidden, "first": first})
+                     "hidden": hidden, "written": written, "first": first})
     return rows
 
 
@@ -141,10 +159,14 @@ def table(notebook: Path, rows: list[dict]) -> str:
             return f"?/{bucket['possible']:g}"
         return f"{bucket['earned']:g}/{bucket['possible']:g}"
 
-    grid = [["notebook", "part", "result", "visible", "hidden", "first failing check"]]
+    by_hand = any(row.get("written") for row in rows)
+    grid = [["notebook", "part", "result", "visible", "hidden",
+             *(["by a person"] if by_hand else []), "first failing check"]]
     for row in rows:
+        marked = [f"?/{row['written']:g}" if row.get("written") else "-"]
         grid.append([notebook.stem, row["part"], "ok" if row["ok"] else "FAIL",
-                     score(row["visible"]), score(row["hidden"]), row["first"] or "-"])
+                     score(row["visible"]), score(row["hidden"]),
+                     *(marked if by_hand else []), row["first"] or "-"])
     widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]) - 1)]
     return "\n".join("  " + "  ".join(text.ljust(w) for text, w in zip(line, widths))
                      + "  " + line[-1] for line in grid)

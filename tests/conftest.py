@@ -1,4 +1,6 @@
-"""Shared fixtures: one fresh build of the generated folders per test session."""
+"""Shared fixtures: one fresh build of the generated folders per test
+session, and one grading of the whole sample class (lab, quiz, project)."""
+import hashlib
 import subprocess
 import sys
 from pathlib import Path
@@ -27,3 +29,21 @@ def noted_retriever():
     from ragkit.retrieval import Retriever
 
     return Retriever(chunk_documents(load_documents(), "sentence", size=25, contextual=True))
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def graded_course(tmp_path_factory):
+    """autograder/course.py grade on the sample class, once per session:
+    (the finished process, its --out folder, the class's digest before)."""
+    sample = ROOT / "autograder" / "sample_class"
+    before = tree_digest(sample)
+    out = tmp_path_factory.mktemp("course")
+    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+                           "--submissions", str(sample), "--out", str(out)],
+                          capture_output=True, text=True)
+    return proc, out, before

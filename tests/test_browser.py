@@ -10,7 +10,9 @@ test` installs) driven by selenium:
   lab extension is there, and the answer is saved to disk. Then JupyterLab
   is shut down and no process it or the browser started may be left.
 - A notebook of the reading edition opened in the same JupyterLab shows
-  every figure as a loaded image.
+  every figure as a loaded image, and the quiz's self-check edition runs:
+  its radio buttons and Check buttons answer right or wrong with a reason
+  and keep the count.
 - The static site of `make site`, built once per session, read offline:
   every page opens, every link inside the site leads to a page and anchor
   that exist, every image loads.
@@ -491,7 +493,8 @@ def test_the_site_reads_offline_with_no_broken_link(browser, site, tmp_path):
             assert found["text"] > 200, f"{page} shows almost no text"
             if page.startswith("notebooks/"):
                 assert found["cells"] > 0, f"{page} shows no notebook cells"
-                assert found["images"], f"{page} shows no figure"
+                # (the quiz's self-check edition asks questions; it draws nothing)
+                assert found["images"] or "quiz_selfcheck" in page, f"{page} shows no figure"
             # script errors of the site's own pages; the blocked CDN requests
             # are logged under the CDN's address and are expected offline
             severe = [e["message"] for e in driver.get_log("browser")
@@ -521,3 +524,61 @@ def test_the_site_reads_offline_with_no_broken_link(browser, site, tmp_path):
     assert bad == [], "broken links in the site:\n" + "\n".join(sorted(set(bad)))
     n_internal = sum(1 for _, href, _ in links if href.startswith("file:"))
     assert n_internal > len(manifest["pages"]), "the site has hardly any internal links"
+
+
+def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
+    """The reading edition's quiz, run in JupyterLab: pick an option, press
+    Check, read right or wrong with its reason, and watch the count."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, token, work, _ = lab
+    driver = browser
+    os.environ["PYTEST_BROWSER_SHOTS"] = str(tmp_path)
+    name = "quiz_selfcheck.ipynb"
+    nb = nbformat.read(work / "notebooks" / name, as_version=4)
+    keys = [re.search(r'^right = "([A-D])"', c.source, re.M) for c in nb.cells
+            if c.cell_type == "code" and "quiz.ask(" in c.source]
+    assert len(keys) == 10 and keys[0] and keys[1], "questions 1 and 2 state their key"
+    first, second = keys[0].group(1), keys[1].group(1)
+    wrong = next(x for x in "ABCD" if x != second)
+    open_notebook(driver, base, token, f"notebooks/{name}", len(nb.cells))
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
+         if m.text == "Run").click()
+    wait_for(driver, lambda d: next((m for m in d.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
+                                     if m.text.startswith("Run All Cells")), None),
+             "Run All Cells in the Run menu").click()
+
+    def boxes(d):
+        found = d.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel:not(.lm-mod-hidden) "
+                                                 ".widget-radio-box")
+        return found if len(found) == 10 else None
+
+    wait_for(driver, boxes, "ten questions drawn as radio buttons")
+    checks = [b for b in driver.find_elements(By.CSS_SELECTOR, "button.jupyter-button")
+              if b.text.strip() == "Check"]
+    assert len(checks) == 10, f"expected ten Check buttons, found {len(checks)}"
+
+    def answer(index: int, letter: str) -> None:
+        box = boxes(driver)[index]
+        label = next(lb for lb in box.find_elements(By.CSS_SELECTOR, "label")
+                     if lb.text.strip() == letter)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", label)
+        label.click()
+        checks[index].click()
+
+    def page_says(text: str):
+        return lambda d: text in d.find_element(By.CSS_SELECTOR, ".jp-NotebookPanel:not("
+                                                ".lm-mod-hidden)").text
+
+    answer(0, first)
+    wait_for(driver, page_says("1 of 10 right, 1 answered"), "the count after a right answer")
+    wait_for(driver, page_says("Right:"), "the reason shown for a right answer")
+    answer(1, wrong)
+    wait_for(driver, page_says("1 of 10 right, 2 answered"), "the count after a wrong answer")
+    wait_for(driver, page_says("Not quite:"), "the reason shown for a wrong answer")
+    answer(1, second)  # trying again replaces the earlier result
+    wait_for(driver, page_says("2 of 10 right, 2 answered"), "the count after a second try")
+    driver.save_screenshot(str(tmp_path / "quiz-selfcheck.png"))

@@ -10,6 +10,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
+EVERY_MASTER = sorted((ROOT / "source").glob("*/*.ipynb"))  # lab, quiz, project
+SELFCHECK = "quiz_selfcheck.ipynb"
 
 
 def notebook_files(folder: Path) -> list[str]:
@@ -19,7 +21,7 @@ def notebook_files(folder: Path) -> list[str]:
 def test_there_are_lab_masters_and_no_outputs_in_them():
     """Masters are edited by hand and carry no outputs (the reading edition has them)."""
     assert len(MASTERS) >= 2
-    for path in MASTERS:
+    for path in EVERY_MASTER:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
             if cell.cell_type == "code":
@@ -39,7 +41,8 @@ def test_release_is_not_stale(fresh_build):
 def test_reading_edition_is_not_stale(fresh_build):
     """notebooks/ has the masters' current cells and the outputs they produce now."""
     committed, rebuilt = ROOT / "notebooks", fresh_build / "notebooks"
-    assert notebook_files(committed) == [m.name for m in MASTERS]
+    quiz = [SELFCHECK] if (ROOT / "source" / "quiz").is_dir() else []
+    assert notebook_files(committed) == sorted([m.name for m in MASTERS] + quiz)
     for name in notebook_files(rebuilt):
         old = nbformat.read(committed / name, as_version=4)
         new = nbformat.read(rebuilt / name, as_version=4)
@@ -85,28 +88,34 @@ def solution_and_other_lines(nb) -> tuple[set[str], set[str]]:
 
 def test_release_keeps_none_of_the_solution_lines():
     """No line written only between the solution markers survives into the release."""
-    for master in MASTERS:
+    for master in EVERY_MASTER:
         solution, other = solution_and_other_lines(nbformat.read(master, as_version=4))
-        released = (ROOT / "release" / "lab" / master.name).read_text(encoding="utf-8")
-        released_nb = nbformat.read(ROOT / "release" / "lab" / master.name, as_version=4)
+        release = ROOT / "release" / master.parent.name / master.name
+        released = release.read_text(encoding="utf-8")
+        released_nb = nbformat.read(release, as_version=4)
         released_lines = {ln.strip() for c in released_nb.cells for ln in c.source.splitlines()}
         # note: a line that a demo cell also uses (a common loop header) is no leak
         leaked = sorted(ln for ln in (solution - other) & released_lines if len(ln) > 12)
         assert not leaked, f"{master.name}: solution lines kept in the release: {leaked}"
-        assert "raise NotImplementedError()" in released
+        if solution:
+            assert "raise NotImplementedError()" in released
 
 
 def test_every_grade_cell_has_points_and_a_docstring():
-    """Each graded test says what it checks and what it is worth."""
-    for master in MASTERS:
+    """Each graded test says what it checks and what it is worth (a quiz's
+    check of the answer's form alone is worth 0; its hidden test the point)."""
+    for master in EVERY_MASTER:
         nb = nbformat.read(master, as_version=4)
         graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
         assert graded, f"{master.name} has no graded cells"
         for cell in graded:
             meta = cell.metadata["nbgrader"]
-            assert meta.get("points", 0) > 0, f"{master.name}:{meta['grade_id']} has no points"
-            first = cell.source.lstrip().splitlines()[0]
-            assert first.startswith('"""'), f"{master.name}:{meta['grade_id']} lacks a docstring"
+            free = meta["grade_id"].startswith("quiz_test_")
+            assert meta.get("points", 0) > 0 or (free and meta.get("points") == 0), \
+                f"{master.name}:{meta['grade_id']} has no points"
+            if cell.cell_type == "code":  # a markdown one is a written answer
+                first = cell.source.lstrip().splitlines()[0]
+                assert first.startswith('"""'), f"{master.name}:{meta['grade_id']} lacks a docstring"
 
 
 def kernel_written(version: str, stamp: str) -> nbformat.NotebookNode:

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT / "autograder"))
 import make_sample_class as msc  # noqa: E402
 
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
+LAB_STUDENTS = msc.students_of("lab")
 
 
 def grade_cells(master: Path) -> list[tuple[str, float, int]]:
@@ -66,11 +67,10 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    before = tree_digest(SAMPLE)
-    out = tmp_path_factory.mktemp("grades")
-    proc = run_grader(SAMPLE, out)
-    return proc, out, before
+def graded(graded_course):
+    """The lab's part of the session's grading of the whole sample class."""
+    proc, out, before = graded_course
+    return proc, out / "lab", before
 
 
 def test_sample_class_is_current(tmp_path):
@@ -83,7 +83,7 @@ def test_grader_finishes_cleanly(graded):
     """Every student is graded and nothing leaks; the run exits 0."""
     proc, out, _ = graded
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"graded {len(msc.STUDENTS)} of {len(msc.STUDENTS)} students" in proc.stdout
+    assert f"graded {len(LAB_STUDENTS)} of {len(LAB_STUDENTS)} students" in proc.stdout
 
 
 def test_every_score_is_what_the_student_earned(graded):
@@ -99,7 +99,7 @@ def test_every_score_is_what_the_student_earned(graded):
 def test_sample_students_differ_in_score():
     """The class spans the range: full, zero and something in between."""
     exp = expected_scores()
-    per_student = {s: sum(v for (st, _), v in exp.items() if st == s) for s in msc.STUDENTS}
+    per_student = {s: sum(v for (st, _), v in exp.items() if st == s) for s in LAB_STUDENTS}
     full = sum(total(m) for m in MASTERS)
     assert per_student["ada_complete"] == full
     assert 0 < per_student["cai_partial"] < per_student["dee_tampered"] < full
@@ -109,7 +109,7 @@ def test_export_csv_has_one_row_per_student(graded):
     """nbgrader export's CSV lists each student once with the same total."""
     _, out, _ = graded
     grades = pd.read_csv(out / "grades.csv")
-    assert sorted(grades["student_id"]) == sorted(msc.STUDENTS)
+    assert sorted(grades["student_id"]) == sorted(LAB_STUDENTS)
     scores = pd.read_csv(out / "scores.csv").groupby("student")["score"].sum()
     for row in grades.itertuples():
         assert row.score == pytest.approx(scores[row.student_id])
@@ -118,7 +118,7 @@ def test_export_csv_has_one_row_per_student(graded):
 def test_feedback_exists_and_hides_hidden_tests(graded):
     """One HTML page per student and notebook, with no hidden test code in it."""
     _, out, _ = graded
-    for student in msc.STUDENTS:
+    for student in LAB_STUDENTS:
         pages = sorted((out / "feedback" / student / "lab").glob("*.html"))
         assert [p.stem for p in pages] == [m.stem for m in MASTERS]
         for page in pages:
@@ -147,3 +147,158 @@ def test_rerun_into_its_own_output_folder_works(graded, tmp_path):
     first = pd.read_csv(out / "scores.csv")
     first = first[first.student == "ben_blank"].reset_index(drop=True)
     assert again.equals(first)
+
+
+# --- the whole course: quiz, project, one gradebook, the grade sheet ----------
+
+import course  # noqa: E402  (autograder/course.py)
+
+OWN_ASSIGNMENTS = ("quiz", "project")
+
+
+def single_master(assignment: str) -> Path:
+    (master,) = sorted((ROOT / "source" / assignment).glob("*.ipynb"))
+    return master
+
+
+def auto_cells(master: Path) -> list[tuple[str, float, int, str]]:
+    """(grade_id, points, task index, task grade_id) of the graded code
+    cells: the ones a machine scores (a graded markdown cell waits for a
+    person). Tasks are counted as make_sample_class counts answers."""
+    nb = nbformat.read(master, as_version=4)
+    rows, task, name = [], -1, None
+    for cell in nb.cells:
+        m = cell.metadata.get("nbgrader", {})
+        if m.get("solution"):
+            task += 1
+            if cell.cell_type == "code":
+                name = m["grade_id"]
+        if m.get("grade") and cell.cell_type == "code":
+            rows.append((m["grade_id"], float(m["points"]), task, name))
+    return rows
+
+
+def manual_cells(master: Path) -> dict[str, float]:
+    nb = nbformat.read(master, as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
+            for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
+            and c.cell_type == "markdown"}
+
+
+def expected_auto(assignment: str) -> dict[str, float]:
+    """Each sample student's autograded points, from the master and from what
+    make_sample_class.py says the student did."""
+    cells = auto_cells(single_master(assignment))
+    full = sum(p for _, p, _, _ in cells)
+    partial = sum(p for _, p, t, _ in cells if 0 <= t < msc.PARTIAL_TASKS)
+    # dee rewrote the graded cells of a blank notebook (put back by nbgrader);
+    # fay's corpus is malformed: only the tasks that never read it score
+    free = sum(p for _, p, _, task in cells if task in msc.CORPUS_FREE)
+    exp = {"ada_complete": full, "eli_alternative": full, "ben_blank": 0.0,
+           "cai_partial": partial, "dee_tampered": 0.0, "fay_malformed": free}
+    return {s: exp[s] for s in msc.students_of(assignment)}
+
+
+@pytest.mark.parametrize("assignment", OWN_ASSIGNMENTS)
+def test_quiz_and_project_scores_are_what_each_student_earned(graded_course, assignment):
+    """Autograded points of the quiz and the project, for every sample student."""
+    _, out, _ = graded_course
+    scores = pd.read_csv(out / assignment / "scores.csv")
+    got = dict(zip(scores.student, scores.score))
+    assert got == pytest.approx(expected_auto(assignment))
+    assert 0 < expected_auto(assignment)["cai_partial"] < expected_auto(assignment)["ada_complete"]
+
+
+def test_the_project_is_worth_100_points_split_as_the_rubric(graded_course):
+    """A 30, B 30, C 25, D 15: the rubric's split, autograded and manual together."""
+    parts = course.parts_of(single_master("project"))
+    nb = nbformat.read(single_master("project"), as_version=4)
+    points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
+              for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    per_part = {}
+    for gid, part in parts.items():
+        per_part[part] = per_part.get(part, 0) + points[gid]
+    assert per_part == {"A": 30, "B": 30, "C": 25, "D": 15}
+    assert manual_cells(single_master("project")), "the project has written answers"
+
+
+def test_a_malformed_corpus_is_graded_and_reported(graded_course):
+    """fay's questions.json lacks an answer: she is graded (0 autograded
+    points), the problem names the file and the field, and the batch goes on."""
+    proc, out, _ = graded_course
+    problems = pd.read_csv(out / "project" / "problems.csv")
+    fay = " ".join(problems.loc[problems.student == "fay_malformed", "problem"])
+    assert "setup cell failed" in fay and "questions.json" in fay and "answer" in fay, fay
+    assert "graded 6 of 6 students" in proc.stdout
+    assert 0 < expected_auto("project")["fay_malformed"] < expected_auto("project")["ada_complete"]
+
+
+def test_one_table_for_the_course_while_manual_grades_are_pending(graded_course):
+    """make course prints every assignment's points, and the project's written
+    answers as to grade; the sheet has a row per student."""
+    proc, out, _ = graded_course
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "=== the course ===" in proc.stdout and course.PENDING in proc.stdout
+    sheet = pd.read_csv(out / "grade_sheet.csv")
+    assert sorted(sheet.student) == sorted(msc.STUDENTS)
+    for column in ("lab", "quiz", "project", "project A", "project D", "project auto",
+                   "project manual", "total", "out of", "project band",
+                   *[f"lab/{m.stem}" for m in MASTERS]):
+        assert column in sheet.columns, column
+    ada = sheet.set_index("student").loc["ada_complete"]
+    assert ada["project manual"] == course.PENDING == ada["project band"]
+    assert float(ada["project auto"]) == expected_auto("project")["ada_complete"]
+    assert float(ada["quiz"]) == expected_auto("quiz")["ada_complete"]
+
+
+def test_manual_grades_through_the_nbgrader_api_give_totals_and_bands(graded_course, tmp_path):
+    """A grader marks the written answers (here through nbgrader's Gradebook
+    API, as the formgrader does); the sheet and nbgrader's export agree, the
+    bands follow the rubric, and grading the class again keeps the marks."""
+    from nbgrader.api import Gradebook
+
+    _, out, _ = graded_course
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    manual = manual_cells(single_master("project"))
+    given = {"ada_complete": 1.0, "eli_alternative": 0.5}  # share of each answer's points
+    with Gradebook(f"sqlite:///{copy / 'formgrader' / 'gradebook.db'}") as gb:
+        for student, share in given.items():
+            for gid, points in manual.items():
+                grade = gb.find_grade(gid, "project", "project", student)
+                assert grade.needs_manual_grade
+                grade.manual_score = share * points
+        gb.db.commit()
+    frame = course.sheet(copy, ROOT / "source")
+    rows = frame.set_index("student")
+    auto = expected_auto("project")
+    for student, share in given.items():
+        project = auto[student] + share * sum(manual.values())
+        assert float(rows.loc[student, "project"]) == pytest.approx(project)
+        want = ("excellent" if project >= 90 else "good" if project >= 75
+                else "needs work" if project >= 60 else "redo")
+        assert rows.loc[student, "project band"] == want
+        assert float(rows.loc[student, "total"]) == pytest.approx(
+            project + float(rows.loc[student, "lab"]) + float(rows.loc[student, "quiz"]))
+    # dee's edited answer cells wait for a person; cai left hers as released,
+    # and nbgrader scores an untouched answer 0 without asking anyone
+    assert rows.loc["dee_tampered", "project band"] == course.PENDING
+    assert float(rows.loc["cai_partial", "project manual"]) == 0.0
+    assert rows.loc["cai_partial", "project band"] == course.band(auto["cai_partial"], 100)
+    export = pd.read_csv(copy / "formgrader" / "grades.csv")
+    for r in export.itertuples():
+        if r.assignment == "project" and r.student_id in given:
+            assert r.score == pytest.approx(float(rows.loc[r.student_id, "project"]))
+    course.gather(copy, ROOT / "source")  # the class graded again
+    with Gradebook(f"sqlite:///{copy / 'formgrader' / 'gradebook.db'}") as gb:
+        for gid, points in manual.items():
+            assert gb.find_grade(gid, "project", "project", "ada_complete").manual_score \
+                == points, "a manual grade was lost when the class was graded again"
+
+
+def test_band_edges_follow_the_rubric():
+    """90-100 excellent, 75-89 good, 60-74 needs work, under 60 redo."""
+    assert [course.band(p, 100) for p in (100, 90, 89.5, 75, 74, 60, 59.9, 0)] == [
+        "excellent", "excellent", "good", "good", "needs work", "needs work", "redo", "redo"]
+    with pytest.raises(ValueError, match="out_of"):
+        course.band(10, 0)

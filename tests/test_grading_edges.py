@@ -139,3 +139,23 @@ def test_an_endless_loop_costs_only_its_own_tests(tmp_path):
     assert scores[first.name] <= total(first) - first_task_points
     for m in others:
         assert scores[m.name] == total(m)
+
+
+def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
+    """The master's own corpus is never released; a submission holding any
+    of its files is listed for a human, and a student's own corpus is not."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograder"))
+    import grade
+
+    root = Path(__file__).resolve().parents[1]
+    master = grade.own_files(root / "source" / "project")
+    assert set(master) == {"corpus/documents.json", "corpus/questions.json",
+                           "corpus/unanswerable.json"}
+    own = SAMPLE / "ada_complete" / "project"
+    assert grade.copied_from_master(own, master) == []
+    copy = tmp_path / "project"
+    shutil.copytree(own, copy)
+    shutil.copy(root / "source" / "project" / "corpus" / "documents.json",
+                copy / "corpus" / "documents.json")
+    (found,) = grade.copied_from_master(copy, master)
+    assert found.startswith("corpus/: 1 file(s) identical to the master's own")

@@ -37,9 +37,8 @@ TRACE = "HOSTILE_WAS_HERE.txt"
 
 # `make test` grades these (about a minute); `make hostile` grades every case
 SAMPLE = ["correct", "endless_loop", "memory_bomb", "fork_bomb",
-          "disk_filler_one_file", "output_flood", "segfault", "network_local",
-          "network_outside", "read_source", "read_ssh", "write_outside",
-          "patch_ragkit", "lower_points", "invalid_json", "huge_notebook"]
+          "output_flood", "segfault", "network_outside", "read_source",
+          "read_ssh", "write_outside", "patch_ragkit", "lower_points"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 
@@ -106,7 +105,8 @@ def batch(tmp_path_factory):
                             str(subs / case)], check=True)
         else:  # written at test time, like the 200 MB notebook
             (subs / case / mh.ASSIGNMENT).mkdir(parents=True)
-    mh.big_notebook(subs / "huge_notebook" / mh.ASSIGNMENT)
+    if "huge_notebook" in expected():
+        mh.big_notebook(subs / "huge_notebook" / mh.ASSIGNMENT)
     before = tree_digest(subs)
     traces = outside_files()
     listener = Listener()

@@ -35,7 +35,7 @@ SAMPLE = ROOT / "autograder" / "sample_class"
 
 
 def make_class(where: Path, n: int) -> Path:
-    originals = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
+    originals = sorted(p for p in SAMPLE.iterdir() if (p / "lab").is_dir())
     for i in range(n):
         src = originals[i % len(originals)]
         shutil.copytree(src, where / f"s{i:03d}_{src.name}")

@@ -1,0 +1,266 @@
+"""Grade the whole course (lab, quiz, project) and keep one grade sheet.
+
+    python autograder/course.py grade --submissions DIR --out DIR [grade.py options]
+    python autograder/course.py sheet --out DIR
+    python autograder/course.py formgrader --out DIR [--port 8890]
+
+`grade` runs grade.py once per assignment that the class handed in
+(DIR/<student>/<assignment>/), each into OUT/<assignment>/ with its own
+feedback, problems and report, and then gathers every student's autograded
+notebooks and scores into one nbgrader course, OUT/formgrader/, with one
+gradebook. That is where manual grading happens: `formgrader` opens
+nbgrader's formgrader on it, and a grader scores the project's written
+answers there with the mark scheme beside each one.
+
+`sheet` (run by `grade` too) reads that gradebook, runs the real
+`nbgrader export` into OUT/formgrader/grades.csv, and writes
+OUT/grade_sheet.csv: one row per student, with each assignment's score, each
+lab notebook, each project part, the project's autograded and manual points,
+the total and the project's band from the rubric (90-100 excellent, 75-89
+good, 60-74 needs work, under 60 redo), or "to grade" while any written
+answer is still unmarked.
+
+Grading again never loses a manual grade: a score a person entered stays,
+and only the autograded scores are refreshed from the new run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+
+from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+ORDER = ("lab", "quiz", "project")  # the sheet's order; any other assignment after
+BANDS = ((90, "excellent"), (75, "good"), (60, "needs work"), (0, "redo"))
+PENDING = "to grade"
+COURSE = "formgrader"  # OUT/formgrader/: the one course with every student
+
+
+def assignments(source: Path) -> list[str]:
+    found = {p.name for p in source.iterdir() if p.is_dir() and any(p.glob("*.ipynb"))}
+    return [a for a in ORDER if a in found] + sorted(found - set(ORDER))
+
+
+def band(points: float, out_of: float) -> str:
+    """The rubric's band for `points` of `out_of`, on a 100-point scale."""
+    if out_of <= 0:
+        raise ValueError(f"out_of must be positive (got out_of={out_of})")
+    percent = 100 * points / out_of
+    return next(name for floor, name in BANDS if percent >= floor - 1e-9)
+
+
+def parts_of(master: Path) -> dict[str, str]:
+    """grade_id -> part letter for every graded cell under `## Part X (...)`."""
+    nb = nbformat.read(master, as_version=4)
+    part, out = None, {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found = re.search(r"^## Part ([A-Z]) \(", cell.source, re.M)
+            part = found.group(1) if found else part
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and part:
+            out[meta["grade_id"]] = part
+    return out
+
+
+def nbgrader(args: list[str], course: Path) -> None:
+    proc = subprocess.run(nbgrader_command(*args), cwd=course, env=nbgrader_env(),
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or "| ERROR]" in proc.stderr:
+        raise SystemExit(f"nbgrader {' '.join(args)} failed in {course}:\n{proc.stderr}")
+
+
+# --- gathering every student into one course --------------------------------
+
+def gather(out: Path, source: Path) -> Path:
+    """Make or refresh OUT/formgrader/ from the graded assignments in OUT/."""
+    course = out / COURSE
+    if not (course / "gradebook.db").exists():
+        shutil.rmtree(course, ignore_errors=True)
+        course_folder(course, source, HERE / "rag_feedback.py")
+    else:  # the masters may have changed; the gradebook and grades stay
+        shutil.rmtree(course / "source")
+        shutil.copytree(source, course / "source",
+                        ignore=shutil.ignore_patterns("corpus"))
+    done = [a for a in assignments(source) if (out / a / ".students").is_dir()]
+    for assignment in done:
+        nbgrader(["generate_assignment", assignment, "--force"], course)
+        for keep in sorted((out / assignment / ".students").iterdir()):
+            if (keep / "gradebook.db").exists():
+                merge_student(course, assignment, keep)
+    return course
+
+
+def merge_student(course: Path, assignment: str, keep: Path) -> None:
+    """Copy one student's autograded notebooks and scores into the course."""
+    from nbgrader.api import Gradebook
+
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's own API warns about its session on every new submission
+    warnings.filterwarnings("ignore", category=SAWarning)
+    student = keep.name
+    target = course / "autograded" / student / assignment
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(keep / "autograded", target)
+    with Gradebook(f"sqlite:///{keep / 'gradebook.db'}") as own, \
+            Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        theirs = own.find_submission(assignment, student)
+        gb.update_or_create_student(student)
+        try:
+            gb.find_submission(assignment, student)
+        except Exception:  # noqa: BLE001 (nbgrader's MissingEntry: first time)
+            gb.add_submission(assignment, student, timestamp=theirs.timestamp)
+        for nb in theirs.notebooks:
+            for grade in nb.grades:
+                mine = gb.find_grade(grade.name, nb.name, assignment, student)
+                mine.auto_score = grade.auto_score
+                if mine.manual_score is None:  # a person's grade is never replaced
+                    mine.needs_manual_grade = grade.needs_manual_grade
+            for comment in nb.comments:
+                mine = gb.find_comment(comment.name, nb.name, assignment, student)
+                if mine.manual_comment is None:
+                    mine.auto_comment = comment.auto_comment
+        gb.db.commit()
+
+
+# --- the grade sheet ---------------------------------------------------------
+
+def sheet(out: Path, source: Path) -> pd.DataFrame:
+    """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = out / COURSE
+    nbgrader(["export", "--to", "grades.csv"], course)
+    names = assignments(source)
+    parts = {}
+    for a in names:
+        for master in sorted((source / a).glob("*.ipynb")):
+            parts.update({(a, master.stem, g): p for g, p in parts_of(master).items()
+                          if a == "project"})
+    rows = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in sorted(s.id for s in gb.students):
+            row: dict = {"student": student}
+            total = out_of = 0.0
+            for a in names:
+                try:
+                    assignment = gb.find_assignment(a)
+                except MissingEntry:
+                    continue
+                try:
+                    sub = gb.find_submission(a, student)
+                except MissingEntry:
+                    row[a] = None
+                    out_of += assignment.max_score
+                    continue
+                row[a] = float(sub.score)
+                total += float(sub.score)
+                out_of += float(sub.max_score)
+                auto = manual = 0.0
+                pending = 0
+                for nb in sub.notebooks:
+                    if a == "lab":
+                        row[f"lab/{nb.name}"] = float(nb.score)
+                    for g in nb.grades:
+                        if g.needs_manual_grade and g.manual_score is None:
+                            pending += 1
+                        elif g.manual_score is not None or g.cell.cell_type == "markdown":
+                            manual += float(g.score)
+                        else:
+                            auto += float(g.score)
+                        part = parts.get((a, nb.name, g.name))
+                        if part:
+                            key = f"project {part}"
+                            row[key] = row.get(key, 0.0) + float(g.score)
+                if a == "project":
+                    row["project auto"] = auto
+                    row["project manual"] = PENDING if pending else manual
+                    row["project band"] = PENDING if pending else band(
+                        float(sub.score), float(sub.max_score))
+            row["total"], row["out of"] = total, out_of
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        first = ["student", *[a for a in names if a in frame], "total", "out of"]
+        frame = frame[first + [c for c in frame.columns if c not in first]]
+    frame.to_csv(out / "grade_sheet.csv", index=False)
+    return frame
+
+
+def summary(frame: pd.DataFrame) -> str:
+    """The printed table: each assignment, the project's parts and its band."""
+    wanted = [c for c in ("student", "lab", "quiz", "project auto", "project manual",
+                          "project", "total", "out of", "project band") if c in frame]
+    shown = frame[wanted].astype(object).fillna("-")
+    return shown.to_string(index=False, float_format=lambda v: f"{v:g}")
+
+
+# --- the command line --------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["grade", "sheet", "formgrader"])
+    parser.add_argument("--out", type=Path, required=True,
+                        help="folder for every assignment's results and the sheet")
+    parser.add_argument("--submissions", type=Path,
+                        help="folder of <student>/<assignment>/ (grade only)")
+    parser.add_argument("--source", type=Path, default=ROOT / "source",
+                        help="the masters, one folder per assignment")
+    parser.add_argument("--port", type=int, default=8890, help="formgrader's port")
+    args, extra = parser.parse_known_args(argv)
+    out, source = args.out.resolve(), args.source.resolve()
+    if extra and args.command != "grade":
+        parser.error(f"unknown options for {args.command}: {' '.join(extra)}")
+    if args.command == "grade":
+        if args.submissions is None:
+            parser.error("grade needs --submissions")
+        submissions = args.submissions.resolve()
+        if not submissions.is_dir():
+            parser.error(f"--submissions is not a folder: {submissions}")
+        out.mkdir(parents=True, exist_ok=True)
+        failed = []
+        for a in assignments(source):
+            if not any((s / a).is_dir() for s in submissions.iterdir()):
+                continue
+            print(f"\n=== {a} ===", flush=True)
+            code = subprocess.call([sys.executable, str(HERE / "grade.py"),
+                                    "--submissions", str(submissions), "--assignment", a,
+                                    "--source", str(source), "--out", str(out / a), *extra])
+            if code:
+                failed.append(a)
+        gather(out, source)
+        frame = sheet(out, source)
+        print(f"\n=== the course ===\n{summary(frame)}")
+        print(f"grade sheet: {out / 'grade_sheet.csv'}; manual grading: "
+              f"python autograder/course.py formgrader --out {args.out}")
+        return 1 if failed else 0
+    if not (out / COURSE / "gradebook.db").exists():
+        parser.error(f"no graded course in {out}: run `course.py grade` first")
+    if args.command == "sheet":
+        frame = sheet(out, source)
+        print(summary(frame))
+        return 0
+    # formgrader: nbgrader's own web app on the gathered course
+    jupyter = Path(sys.executable).parent / "jupyter"
+    print(f"formgrader on {out / COURSE}: open the address below and go to /formgrader; "
+          "stop with Ctrl-C, then `course.py sheet` for the grade sheet", flush=True)
+    return subprocess.call([str(jupyter), "lab", "--no-browser", f"--port={args.port}",
+                            "--ServerApp.ip=127.0.0.1",
+                            *(["--allow-root"] if os.geteuid() == 0 else [])],
+                           cwd=out / COURSE, env=nbgrader_env())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
