@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env
+from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -74,13 +74,6 @@ def parts_of(master: Path) -> dict[str, str]:
     return out
 
 
-def nbgrader(args: list[str], course: Path) -> None:
-    proc = subprocess.run(nbgrader_command(*args), cwd=course, env=nbgrader_env(),
-                          capture_output=True, text=True)
-    if proc.returncode != 0 or "| ERROR]" in proc.stderr:
-        raise SystemExit(f"nbgrader {' '.join(args)} failed in {course}:\n{proc.stderr}")
-
-
 # --- gathering every student into one course --------------------------------
 
 def gather(out: Path, source: Path) -> Path:
@@ -91,11 +84,14 @@ def gather(out: Path, source: Path) -> Path:
         course_folder(course, source, HERE / "rag_feedback.py")
     else:  # the masters may have changed; the gradebook and grades stay
         shutil.rmtree(course / "source")
-        shutil.copytree(source, course / "source",
-                        ignore=shutil.ignore_patterns("corpus"))
+        copy_masters(source, course / "source")
+    from sqlalchemy.exc import SAWarning
+
+    # nbgrader's own API warns about its session on every new submission
+    warnings.filterwarnings("ignore", category=SAWarning)
     done = [a for a in assignments(source) if (out / a / ".students").is_dir()]
     for assignment in done:
-        nbgrader(["generate_assignment", assignment, "--force"], course)
+        run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
         for keep in sorted((out / assignment / ".students").iterdir()):
             if (keep / "gradebook.db").exists():
                 merge_student(course, assignment, keep)
@@ -106,10 +102,6 @@ def merge_student(course: Path, assignment: str, keep: Path) -> None:
     """Copy one student's autograded notebooks and scores into the course."""
     from nbgrader.api import Gradebook
 
-    from sqlalchemy.exc import SAWarning
-
-    # nbgrader's own API warns about its session on every new submission
-    warnings.filterwarnings("ignore", category=SAWarning)
     student = keep.name
     target = course / "autograded" / student / assignment
     shutil.rmtree(target, ignore_errors=True)
@@ -142,13 +134,11 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
     from nbgrader.api import Gradebook, MissingEntry
 
     course = out / COURSE
-    nbgrader(["export", "--to", "grades.csv"], course)
+    run_nbgrader_checked(["export", "--to", "grades.csv"], course)
     names = assignments(source)
-    parts = {}
-    for a in names:
-        for master in sorted((source / a).glob("*.ipynb")):
-            parts.update({(a, master.stem, g): p for g, p in parts_of(master).items()
-                          if a == "project"})
+    # (notebook, grade_id) -> the project part the cell counts towards
+    parts = {(master.stem, g): p for master in sorted((source / "project").glob("*.ipynb"))
+             for g, p in parts_of(master).items()}
     rows = []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student in sorted(s.id for s in gb.students):
@@ -180,7 +170,7 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
                             manual += float(g.score)
                         else:
                             auto += float(g.score)
-                        part = parts.get((a, nb.name, g.name))
+                        part = parts.get((nb.name, g.name)) if a == "project" else None
                         if part:
                             key = f"project {part}"
                             row[key] = row.get(key, 0.0) + float(g.score)

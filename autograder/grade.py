@@ -44,7 +44,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -56,7 +55,8 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from nbgrader_cli import STUDENT_OWN, course_folder, nbgrader_command, nbgrader_env
+from nbgrader_cli import (STUDENT_OWN, course_folder, die_with_parent, nbgrader_command,
+                          nbgrader_env)
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -149,15 +149,6 @@ def install_kernel(course: Path, limits: Limits) -> dict[str, str]:
         "metadata": {"supported_encryption": ["curve"]}}, indent=1))
     env["JUPYTER_PATH"] = str(course / "jupyter")
     return env
-
-
-def die_with_parent() -> None:
-    """In the child before exec: die when the grader dies, even by SIGKILL,
-    so a killed batch leaves no nbgrader (and so no kernel) running."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def run_nbgrader(args: list[str], course: Path, log: Path,
@@ -325,8 +316,8 @@ def limits_hit(autograded: Path) -> list[str]:
             label = repr(gid) if gid else f"{index}"
             whats = []
             for out in c.get("outputs", []):
-                if setup_failed(gid, out):
-                    found.append(f"{path.name}: {setup_failed(gid, out)}")
+                if failed := setup_failed(gid, out):
+                    found.append(f"{path.name}: {failed}")
                 elif out.get("output_type") == "error":
                     whats += [what for test, what in LIMIT_ERRORS
                               if test({"ename": out.get("ename", ""),
@@ -472,15 +463,14 @@ def own_files(folder: Path) -> dict[str, str]:
 
 def copied_from_master(copy: Path, master_own: dict[str, str]) -> list[str]:
     """A problem line for each STUDENT_OWN folder handed in as the master's."""
-    mine = own_files(copy)
     found = []
     for name in STUDENT_OWN:
-        theirs = {k: v for k, v in mine.items() if k.startswith(f"{name}/")}
-        master = {k: v for k, v in master_own.items() if k.startswith(f"{name}/")}
-        if theirs and master and set(theirs.values()) & set(master.values()):
-            found.append(f"{name}/: {len(set(theirs.values()) & set(master.values()))} "
-                         "file(s) identical to the master's own; it should be the "
-                         "student's; check it by hand")
+        masters = {h for path, h in master_own.items() if path.startswith(f"{name}/")}
+        same = sum(h in masters for path, h in own_files(copy).items()
+                   if path.startswith(f"{name}/"))
+        if same:
+            found.append(f"{name}/: {same} file(s) identical to the master's own; it "
+                         "should be the student's; check it by hand")
     return found
 
 
@@ -577,8 +567,8 @@ def file_hash(*paths: Path) -> str:
 def grading_key(source: Path, assignment: str, limits: Limits,
                 only: list[str] | None) -> str:
     """Everything a grade depends on besides the submission itself."""
-    code = [HERE / n for n in ("grade.py", "nbgrader_steps.py", "kernel_sandbox.py", "rag_feedback.py",
-                               "nbgrader_config.py")]
+    code = [HERE / n for n in ("grade.py", "nbgrader_steps.py", "kernel_sandbox.py",
+                               "rag_feedback.py", "nbgrader_config.py", "nbgrader_cli.py")]
     return hashlib.sha256(json.dumps({
         "masters": file_hash(source / assignment),
         "code": file_hash(*code), "assignment": assignment,

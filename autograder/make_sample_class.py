@@ -6,7 +6,7 @@ that the grader must score.
 Each student starts from the student edition in release/<assignment>/ and
 changes it the way a real student might. The result is committed under
 autograder/sample_class/ and graded by `make course`; tests/test_grading.py
-and tests/test_course.py check every score.
+checks every score.
 
     ada_complete     every task answered with the master's solution; the
                      project on a corpus of her own (alternatives/project_corpus)

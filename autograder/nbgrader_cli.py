@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -50,8 +52,32 @@ def course_folder(where: Path, source: Path | None = None, *extras: Path) -> Pat
     where.mkdir(parents=True, exist_ok=True)
     shutil.copy(HERE / "nbgrader_config.py", where / "nbgrader_config.py")
     if source is not None:
-        shutil.copytree(source, where / "source",
-                        ignore=shutil.ignore_patterns(*STUDENT_OWN))
+        copy_masters(source, where / "source")
     for extra in extras:
         shutil.copy(extra, where / extra.name)
     return where
+
+
+def copy_masters(source: Path, target: Path) -> None:
+    """`source` copied to `target` (which must not exist) without the
+    STUDENT_OWN folders."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*STUDENT_OWN))
+
+
+def run_nbgrader_checked(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """Run one nbgrader command in course root `cwd`; raise with its log on failure."""
+    proc = subprocess.run(nbgrader_command(*args), cwd=cwd, env=nbgrader_env(),
+                          capture_output=True, text=True)
+    # note: nbgrader can exit 0 after logging an error, so read the log as well
+    if proc.returncode != 0 or "| ERROR]" in proc.stderr:
+        raise RuntimeError(f"nbgrader {' '.join(args)} failed in {cwd}:\n{proc.stderr}")
+    return proc
+
+
+def die_with_parent() -> None:
+    """In a child process: die when its parent dies, even by SIGKILL, so a
+    killed grader leaves no nbgrader (and so no kernel) running."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG

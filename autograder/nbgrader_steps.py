@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,15 +29,14 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from nbgrader_cli import die_with_parent
+
 
 def child(course: str, assignment: str, student: str, settings: str, log: str,
           env: dict[str, str]) -> None:
     """The body of a forked process: `main`, with the environment `env`,
     stdout and stderr appended to `log`, and death when its parent dies."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    die_with_parent()
     os.environ.clear()
     os.environ.update(env)
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

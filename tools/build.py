@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
 from nbgrader_cli import (  # noqa: E402
-    course_folder, nbgrader_command, nbgrader_env, nbgrader_settings)
+    course_folder, nbgrader_settings, run_nbgrader_checked)
 sys.path.insert(0, str(ROOT))
 from tools.selfcheck import selfcheck_notebook  # noqa: E402
 
@@ -45,16 +44,6 @@ STABLE_LANGUAGE_INFO = ("name", "mimetype", "file_extension", "codemirror_mode",
                         "pygments_lexer", "nbconvert_exporter")
 
 
-def nbgrader(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run one nbgrader command in course root `cwd`; raise with its log on failure."""
-    proc = subprocess.run(nbgrader_command(*args), cwd=cwd, env=nbgrader_env(),
-                          capture_output=True, text=True)
-    # note: nbgrader can exit 0 after logging an error, so read the log as well
-    if proc.returncode != 0 or "| ERROR]" in proc.stderr:
-        raise RuntimeError(f"nbgrader {' '.join(args)} failed in {cwd}:\n{proc.stderr}")
-    return proc
-
-
 def assignments() -> list[str]:
     return sorted(p.name for p in SOURCE.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
 
@@ -64,7 +53,7 @@ def build_release(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="rag-release-") as tmp:
         course = course_folder(Path(tmp), SOURCE)
         for name in assignments():
-            nbgrader(["generate_assignment", name, "--force"], cwd=course)
+            run_nbgrader_checked(["generate_assignment", name, "--force"], cwd=course)
         target = out / "release"
         if target.exists():
             shutil.rmtree(target)
