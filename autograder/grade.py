@@ -24,7 +24,9 @@ DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
      (kernel_sandbox.py): it sees the Python environment, ragkit/ and data/
      read-only and its own size-limited scratch folders, nothing else, and
      has no network; a kernel that dies or floods its output fails its own
-     cells only (rag_feedback.GuardedExecute).
+     cells only (rag_feedback.GuardedExecute). One sandbox serves all of a
+     student's notebooks: its zygote imports what the masters import once
+     and forks a clean kernel per notebook (--kernel-start fork).
 
 A finished student is kept in --out/.students/ under a key made of the
 submission's bytes, the masters and the grading settings, so running the same
@@ -65,6 +67,7 @@ DONE = ".students"  # --out/.students/<student>/: one finished student each
 MB = 2 ** 20
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
+IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 
 
 # notebook -> grade_id -> (cell type, is it a graded cell), read from the release
@@ -97,6 +100,7 @@ class Limits:
     notebook_bytes: int = 50 * MB  # larger submitted notebooks are not run
     timeout: int | None = None     # seconds per cell (None: nbgrader_config)
     student_seconds: int = 3600    # then the student's grading is stopped
+    kernel_start: str = "fork"     # from one zygote per student, or "exec"
 
     def key(self) -> dict:
         """The settings a grade depends on (the uid is only bookkeeping)."""
@@ -122,7 +126,18 @@ def sandbox(cmd: list[str], course: Path, limits: Limits | None = None) -> list[
                          kernel_env())
 
 
-def install_kernel(course: Path, limits: Limits) -> dict[str, str]:
+def master_imports(masters: Path) -> list[str]:
+    """The modules the masters' code cells import, which a student's zygote
+    loads once for all their kernels (kernel_sandbox.py)."""
+    names: set[str] = set()
+    for nb in sorted(masters.glob("*.ipynb")):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                names.update(IMPORT.findall("".join(cell["source"])))
+    return sorted(names)
+
+
+def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, str]:
     """Give `course` a `python3` kernelspec that starts kernels sandboxed;
     returns the environment variables nbgrader must run with to use it."""
     # a short local path: Unix socket paths are limited to ~100 characters
@@ -137,7 +152,9 @@ def install_kernel(course: Path, limits: Limits) -> dict[str, str]:
     settings.write_text(json.dumps({
         "uid": limits.uid, "memory_bytes": limits.memory_bytes,
         "processes": limits.processes, "file_bytes": limits.file_bytes,
-        "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths()}))
+        "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths(),
+        "preload": master_imports(course / "source" / assignment)
+        if limits.kernel_start == "fork" else []}))
     spec = course / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
@@ -268,8 +285,9 @@ def copy_submission(src: Path, dst: Path) -> list[str]:
 GRADED_KEYS = ("grade", "solution", "points", "locked", "task")
 # Student code and tests share one kernel, so a student can replace what a
 # test calls (a builtin, the private ragkit copy that fresh() makes, an object
-# that equals everything). No grader can stop that in-process; these patterns
-# put such a cell in problems.csv for a human to read.
+# that equals everything). The kernel's guard puts builtins, fresh and using
+# back before each cell (kernel_sandbox.guard), but in-process nothing is a
+# wall; these patterns put such a cell in problems.csv for a human to read.
 SUSPICIOUS = [
     (re.compile(r"\bbuiltins\b|__builtins__"), "changes builtins"),
     (re.compile(r"\bsys\.modules\b"), "edits sys.modules"),
@@ -497,7 +515,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     # itself scores any other missing notebook 0)
     for name in unreadable or ([] if present else [min(release)]):
         shutil.copy(template / "release" / assignment / name, copy / name)
-    env = install_kernel(course, limits)
+    env = install_kernel(course, limits, assignment)
     settings: dict = {"GuardedExecute": {"max_output_bytes": limits.output_bytes}}
     if limits.timeout is not None:
         settings["Execute"] = {"timeout": limits.timeout}
@@ -720,6 +738,11 @@ def main(argv: list[str] | None = None) -> int:
                              "scheduler (tcp://host:8786) instead of --jobs threads")
     parser.add_argument("--sandbox", choices=["bwrap", "none"], default="bwrap",
                         help="run student code under bubblewrap (default) or as is")
+    parser.add_argument("--kernel-start", choices=["fork", "exec"], default="fork",
+                        help="fork: one sandbox per student whose zygote imports "
+                             "what the masters import once, then forks a clean "
+                             "kernel per notebook (default); exec: one sandbox and "
+                             "one new interpreter per notebook")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds a cell may run before it is stopped and fails "
                              "(default: nbgrader_config.py's Execute.timeout)")
@@ -781,7 +804,7 @@ def main(argv: list[str] | None = None) -> int:
                     processes=args.processes, file_bytes=args.file_size * MB,
                     scratch_bytes=args.scratch * MB, output_bytes=args.max_output * 1024,
                     notebook_bytes=args.max_notebook * MB, timeout=args.timeout,
-                    student_seconds=args.student_timeout)
+                    student_seconds=args.student_timeout, kernel_start=args.kernel_start)
     prepare_out(out, submissions)
     before = {s.name: digest(s) for s in students}
     key = grading_key(source, args.assignment, limits, args.notebook)

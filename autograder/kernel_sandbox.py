@@ -24,14 +24,36 @@ Inside, before the kernel starts, it gets resource limits (address space,
 processes and threads, file size, no core files) and, when the grader runs
 as root, a uid of its own so the process limit counts only its processes.
 
-Standard library only: the inside half runs before the kernel's imports.
+A kernel starts one of two ways. By default (`grade.py --kernel-start
+fork`), nbgrader_steps.py starts one sandbox per student before autograde:
+a *zygote* that sets the limits, imports what the assignment's masters import
+(numpy, pandas, matplotlib, ragkit, ipykernel) once, and then forks one fresh
+kernel per notebook on request. Between two kernels it kills every process
+the last one left behind and empties the scratch folders, so each notebook
+still starts from a clean sandbox; what it saves is the 1-2 s of imports
+every notebook would repeat. The kernelspec's command then only asks the
+zygote for a kernel over a Unix socket, hands it its standard streams, and
+lives exactly as long as that kernel. Without a zygote (`--kernel-start
+exec`, or if it failed to start) the command execs a sandbox of its own per
+kernel, as nbgrader's kernels would start without this file.
+
+Every kernel, however it starts, runs with a guard (`guard`) that puts the
+builtins and the grading helpers back before each cell.
+
+Standard library only, but for the zygote's imports and the kernel itself.
 """
 from __future__ import annotations
 
 import json
 import os
 import resource
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
@@ -41,6 +63,10 @@ CONNECTION = "/sandbox/connection.json"  # and its connection file
 PASS_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", "OMP_NUM_THREADS",
             "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MPLBACKEND")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
+ZYGOTE = "zygote.sock"  # the zygote's socket, in the student's runtime folder
+# the kernel's own module first: ipykernel's import is a third of a start
+ALWAYS_PRELOAD = ("ipykernel.kernelapp",)
+INLINE = "module://matplotlib_inline.backend_inline"  # ipykernel's default
 
 
 def threads_of(uid: int) -> int:
@@ -58,13 +84,15 @@ def threads_of(uid: int) -> int:
 
 def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
                   writable: list[str], scratch_bytes: int,
-                  env: dict[str, str]) -> list[str]:
+                  env: dict[str, str], beside: Path | None = None) -> list[str]:
     """bwrap argv running `cmd` with only the listed folders in sight.
 
     `work` becomes an empty tmpfs of `scratch_bytes` (so does /tmp), with
-    the files and folders already in it bound read-only on top; `writable` folders are
-    bound read-write at their own paths.
+    the files and folders of `beside` (default: those already in `work`)
+    bound read-only on top; `writable` folders are bound read-write at their
+    own paths.
     """
+    beside = work if beside is None else beside
     args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
             "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--clearenv"]
@@ -85,11 +113,11 @@ def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
         args += ["--ro-bind", path, path]
     args += ["--size", str(scratch_bytes), "--perms", "0777",
              "--tmpfs", str(work)]
-    for path in sorted(work.iterdir()) if work.is_dir() else []:
+    for path in sorted(beside.iterdir()) if beside.is_dir() else []:
         # files and folders (the project's corpus/), never a symbolic link
         # (grade.py drops those from a submission anyway)
         if not path.is_symlink() and (path.is_file() or path.is_dir()):
-            args += ["--ro-bind", str(path), str(path)]
+            args += ["--ro-bind", str(path), str(work / path.name)]
     for path in writable:
         args += ["--bind", path, path]
     for name, value in sorted(env.items()):
@@ -106,8 +134,17 @@ def kernel_env() -> dict[str, str]:
     return env
 
 
+def limits_of(s: dict) -> dict:
+    """The limits `inside` sets, from the settings grade.py wrote."""
+    uid = s.get("uid")
+    base = threads_of(os.getuid() if uid is None else uid)
+    return {"memory": s["memory_bytes"], "file": s["file_bytes"],
+            "nproc": base + s["processes"], "uid": uid}
+
+
 def outside(settings_file: str, connection_file: str) -> None:
-    """Run by the kernel manager in the notebook's folder: exec bwrap."""
+    """Run by the kernel manager in the notebook's folder: ask the student's
+    zygote for a kernel, or exec a sandbox of this kernel's own."""
     s = json.loads(Path(settings_file).read_text(encoding="utf-8"))
     conn = Path(connection_file).resolve()
     info = json.loads(conn.read_text(encoding="utf-8"))
@@ -117,10 +154,16 @@ def outside(settings_file: str, connection_file: str) -> None:
     uid = s.get("uid")
     if uid is not None:
         os.chown(conn, uid, uid)  # the kernel reads its keys as that uid
-    base = threads_of(os.getuid() if uid is None else uid)
-    limits = {"memory": s["memory_bytes"], "file": s["file_bytes"],
-              "nproc": base + s["processes"], "uid": uid}
-    inner = [sys.executable, "-S", INSIDE, "--inside", json.dumps(limits),
+    runtime = Path(info["ip"]).parent.resolve()
+    if (runtime / ZYGOTE).exists():
+        # the zygote sees the runtime folder, not wherever this file was put
+        mine = runtime / f"connection-{os.getpid()}.json"
+        shutil.copyfile(conn, mine)
+        if uid is not None:
+            os.chown(mine, uid, uid)
+        attach(runtime / ZYGOTE, mine)
+        mine.unlink()
+    inner = [sys.executable, "-S", INSIDE, "--inside", json.dumps(limits_of(s)),
              CONNECTION]
     # only the sockets' own folder is shared; the connection file (which
     # jupyter_client may leave in the grader's /tmp, and which ipykernel
@@ -135,8 +178,8 @@ def outside(settings_file: str, connection_file: str) -> None:
     os.execvp(cmd[0], cmd)
 
 
-def inside(limits_json: str, connection_file: str) -> None:
-    """Run inside the sandbox: set the limits, drop root, exec the kernel."""
+def confine(limits_json: str) -> None:
+    """Inside the sandbox: set the limits and drop root."""
     lim = json.loads(limits_json)
     for which, value in ((resource.RLIMIT_AS, lim["memory"]),
                          (resource.RLIMIT_FSIZE, lim["file"]),
@@ -147,12 +190,237 @@ def inside(limits_json: str, connection_file: str) -> None:
         os.setgroups([])
         os.setgid(lim["uid"])
         os.setuid(lim["uid"])
-    os.execv(sys.executable, [sys.executable, "-m", "ipykernel_launcher",
-                              "-f", connection_file])
+
+
+def inside(limits_json: str, connection_file: str) -> None:
+    """Run inside a kernel's own sandbox: confine, then exec the kernel."""
+    confine(limits_json)
+    os.execv(sys.executable, [sys.executable, INSIDE, "--kernel", connection_file])
+
+
+def run_kernel(connection_file: str) -> None:
+    """Run ipykernel as ipykernel_launcher does, with the guard below."""
+    sys.path[:] = [p for p in sys.path if p not in ("", str(Path(INSIDE).parent))]
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize(["-f", connection_file])
+    guard(app.shell)
+    app.start()
+
+
+def guard(shell) -> None:
+    """Before every cell, put back what the tests call as it was when the
+    kernel started: the builtin functions and types (`len`, `isinstance`,
+    `int`...) and the grading helpers `fresh` and `using`.
+
+    Tests and student code share this kernel, so a cell that says
+    `builtins.len = ...` or `def fresh(): ...` would otherwise change what
+    the next cell's hidden test checks with. The guard is set before the
+    first cell, from this file, not from the notebook. It is not a wall (a
+    student who knows it can unhook it, and an object may still lie about
+    equality); grade.py flags such cells for a human as well.
+    """
+    import builtins
+    import inspect
+
+    pristine = {name: value for name, value in vars(builtins).items()
+                if inspect.isbuiltin(value) or isinstance(value, type)}
+    try:
+        from ragkit import reference
+        helpers = {"fresh": reference.fresh, "using": reference.using}
+    except ImportError:
+        helpers = {}
+    names = shell.user_ns
+
+    def before_cell(*_):
+        live = vars(builtins)
+        for name, value in pristine.items():
+            if live.get(name) is not value:
+                live[name] = value
+        for name, value in helpers.items():
+            if name in names and names[name] is not value:
+                names[name] = value
+
+    shell.events.register("pre_run_cell", before_cell)
+
+
+# --- one sandbox per student: the zygote ------------------------------------
+
+def start_zygote(course: Path, assignment: str, student: str,
+                 seconds: float = 120) -> subprocess.Popen | None:
+    """Start the student's zygote (nbgrader_steps.py, before autograde) and
+    wait until it serves kernels; None when the course's kernels are not
+    sandboxed, preload nothing, or the zygote did not come up (its kernels
+    then start one sandbox each). Its sandbox dies with this process."""
+    settings = course / "kernel_sandbox.json"
+    if not settings.exists():
+        return None
+    s = json.loads(settings.read_text(encoding="utf-8"))
+    if not s.get("preload"):
+        return None
+    runtime = Path((course / "runtime").read_text(encoding="utf-8")).resolve()
+    work = course / "autograded" / student / assignment  # where nbgrader runs kernels
+    beside = course / "submitted" / student / assignment  # what it copies there
+    preload = [*ALWAYS_PRELOAD, *s["preload"]]
+    inner = [sys.executable, INSIDE, "--zygote", json.dumps(limits_of(s)),
+             str(runtime / ZYGOTE), json.dumps(preload)]
+    env = kernel_env()
+    env.setdefault("MPLBACKEND", INLINE)  # as ipykernel sets it, before matplotlib loads
+    cmd = bwrap_command(inner, work, s["readonly"], [str(runtime)],
+                        s["scratch_bytes"], env, beside=beside)
+    cmd[1:1] = ["--perms", "0755", "--dir", str(Path(INSIDE).parent),
+                "--ro-bind", str(HERE), INSIDE]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + seconds
+    while not (runtime / ZYGOTE).exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_zygote(proc)
+            print(f"kernel_sandbox: the zygote did not start (exit {proc.returncode}); "
+                  "each kernel gets a sandbox of its own", flush=True)
+            return None
+        time.sleep(0.02)
+    return proc
+
+
+def stop_zygote(proc: subprocess.Popen | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.kill()  # bwrap: its whole PID namespace goes with it
+        proc.wait()
+
+
+def attach(zygote: Path, conn: Path) -> None:
+    """The kernelspec's command with a zygote: ask it for a kernel that uses
+    this process's standard streams, and exit when that kernel exits (so
+    jupyter_client sees it die); if this process is killed, so is the kernel.
+    Returns only when the zygote cannot be reached."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(zygote))
+        except OSError:
+            return  # the zygote is gone (a kernel may kill it): start the old way
+        socket.send_fds(sock, [json.dumps({"connection_file": str(conn)}).encode()],
+                        [0, 1, 2])
+        reply = b""
+        while chunk := sock.recv(64):
+            reply += chunk
+    code = int(reply) if reply.strip().lstrip(b"-").isdigit() else 1
+    os._exit(code if code >= 0 else 128 - code)  # a signal's death, as a shell says it
+
+
+def zygote(limits_json: str, socket_path: str, preload_json: str) -> None:
+    """Inside the student's sandbox: confine, import, then fork one kernel
+    per request, one at a time, cleaning up after each."""
+    if Path("/proc/1/comm").read_text().strip() != "bwrap":
+        raise SystemExit("kernel_sandbox: a zygote runs only in its own PID "
+                         "namespace (it kills every other process in there)")
+    confine(limits_json)
+    sys.path[:] = [p for p in sys.path if p != str(Path(INSIDE).parent)]
+    import importlib
+
+    for name in json.loads(preload_json):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (the kernel will say it when it imports)
+            pass
+    keep = {folder: set(os.listdir(folder)) for folder in ("/tmp", os.getcwd())}
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path + ".new")
+    listener.listen(4)
+    os.rename(socket_path + ".new", socket_path)  # ready once it has this name
+    while True:
+        conn, _ = listener.accept()
+        with conn:
+            serve(conn, listener)
+        clean_up(keep)
+
+
+def serve(conn: socket.socket, listener: socket.socket) -> None:
+    """Fork one kernel for the request on `conn`; report how it exited."""
+    message, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+    connection_file = json.loads(message)["connection_file"]
+    pid = os.fork()
+    if pid == 0:
+        try:
+            listener.close()
+            conn.close()
+            become_kernel(connection_file, fds)
+        finally:
+            os._exit(1)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    with selectors.DefaultSelector() as sel:
+        sel.register(conn, selectors.EVENT_READ)
+        sel.register(pidfd, selectors.EVENT_READ)
+        done = False
+        while not done:
+            for key, _ in sel.select():
+                if key.fileobj is conn:
+                    if conn.recv(64):
+                        continue  # the command sends nothing; ignore it
+                    os.kill(pid, signal.SIGKILL)  # the kernel's command was killed
+                done = True
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    try:
+        conn.sendall(str(os.waitstatus_to_exitcode(status)).encode())
+    except OSError:
+        pass
+
+
+def become_kernel(connection_file: str, fds: list[int]) -> None:
+    """In the forked child: take the caller's streams, reseed what a new
+    process would seed anew, and run the kernel."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        if fd > 2:
+            os.close(fd)
+    import random
+
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    if "pandas" in sys.modules:
+        # pandas picks this default on import: 0 (fit the terminal) outside
+        # IPython, as in the zygote, and 20 in a kernel
+        sys.modules["pandas"].set_option("display.max_columns", 20)
+    run_kernel(connection_file)
+
+
+def clean_up(keep: dict[str, set[str]]) -> None:
+    """Kill what the last kernel left running (a fork bomb's children, say)
+    and empty the scratch folders but for what the zygote itself made."""
+    for _ in range(1000):
+        try:
+            os.kill(-1, signal.SIGKILL)  # all but bwrap (pid 1) and this process
+        except ProcessLookupError:
+            break
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        time.sleep(0.002)
+    for folder, names in keep.items():
+        for name in set(os.listdir(folder)) - names:
+            path = Path(folder, name)
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()
+            except OSError:
+                pass
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--inside":
         inside(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "--kernel":
+        run_kernel(sys.argv[2])
+    elif sys.argv[1] == "--zygote":
+        zygote(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         outside(sys.argv[1], sys.argv[2])

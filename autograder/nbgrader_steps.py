@@ -29,6 +29,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
+from kernel_sandbox import start_zygote, stop_zygote
 from nbgrader_cli import die_with_parent
 
 
@@ -59,8 +60,18 @@ def main(course: str, assignment: str, student: str, settings: str) -> int:
     config.CourseDirectory.root = course
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     steps = {}
+
+    def autograde():
+        # one sandbox for the student's kernels, forking each from preloaded
+        # imports (kernel_sandbox.py); only autograde runs student code
+        zygote = start_zygote(Path(course), assignment, student)
+        try:
+            return api.autograde(assignment, student, force=True)
+        finally:
+            stop_zygote(zygote)
+
     for code, (name, run) in enumerate(
-            [("autograde", lambda: api.autograde(assignment, student, force=True)),
+            [("autograde", autograde),
              ("generate_feedback",
               lambda: api.generate_feedback(assignment, student, force=True))], 1):
         print(f"$ nbgrader {name} {assignment} --student {student}", flush=True)

@@ -38,7 +38,8 @@ TRACE = "HOSTILE_WAS_HERE.txt"
 # `make test` grades these (about a minute); `make hostile` grades every case
 SAMPLE = ["correct", "endless_loop", "memory_bomb", "fork_bomb",
           "output_flood", "segfault", "network_outside", "read_source",
-          "read_ssh", "write_outside", "patch_ragkit", "lower_points"]
+          "read_ssh", "write_outside", "patch_ragkit", "patch_fresh",
+          "patch_builtins", "lower_points"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 

@@ -10,6 +10,9 @@ the wall clock in this one run:
              course folder, sequential, no sandbox and no feedback
   jobs=1     autograder/grade.py --jobs 1 (sandbox, checks, feedback)
   jobs=2     autograder/grade.py --jobs 2
+  exec       grade.py --jobs 2 --kernel-start exec: every notebook's kernel
+             a new interpreter in a new sandbox, instead of a fork of the
+             student's zygote, which imported the masters' modules once
 
 and printed as ratios to the plain run, with where grade.py's time goes
 (the shared template, then per student: autograde, generate_feedback and the
@@ -59,10 +62,11 @@ def plain_nbgrader(class_dir: Path, tmp: Path) -> float:
     return timed(nbgrader_command("autograde", "lab", "--force"), course)
 
 
-def grade_py(class_dir: Path, out: Path, jobs: int) -> tuple[float, list[dict]]:
+def grade_py(class_dir: Path, out: Path, jobs: int,
+             *extra: str) -> tuple[float, list[dict]]:
     seconds = timed([sys.executable, str(ROOT / "autograder" / "grade.py"),
                      "--submissions", str(class_dir), "--out", str(out),
-                     "--jobs", str(jobs)])
+                     "--jobs", str(jobs), *extra])
     outcomes = [json.loads(p.read_text()) for p in (out / ".students").glob("*/outcome.json")]
     return seconds, outcomes
 
@@ -81,15 +85,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plain nbgrader autograde: {plain:.0f} s", flush=True)
         rows = [("nbgrader (sequential, no sandbox, no feedback)", plain)]
         breakdown = None
-        for jobs in (1, 2):
-            seconds, outcomes = grade_py(class_dir, tmp / f"out{jobs}", jobs)
-            rows.append((f"grade.py --jobs {jobs}", seconds))
-            print(f"grade.py --jobs {jobs}: {seconds:.0f} s", flush=True)
+        for jobs, extra in ((1, ()), (2, ()), (2, ("--kernel-start", "exec"))):
+            seconds, outcomes = grade_py(class_dir, tmp / f"out{jobs}{len(extra)}",
+                                         jobs, *extra)
+            name = " ".join(["grade.py --jobs", str(jobs), *extra])
+            rows.append((name, seconds))
+            print(f"{name}: {seconds:.0f} s", flush=True)
             if jobs == 1:
                 breakdown = outcomes
-    print(f"\n{'run':<50} {'seconds':>8} {'/ nbgrader':>11}")
+    print(f"\n{'run':<50} {'seconds':>8} {'/ nbgrader':>11} {'speed-up':>9}")
     for name, seconds in rows:
-        print(f"{name:<50} {seconds:8.0f} {seconds / plain:11.2f}")
+        print(f"{name:<50} {seconds:8.0f} {seconds / plain:11.2f} "
+              f"{plain / seconds:8.2f}x")
     steps: dict[str, float] = {}
     for o in breakdown or []:
         for step, s in o.get("steps", {}).items():

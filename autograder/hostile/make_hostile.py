@@ -214,12 +214,18 @@ ATTACKS = {
                     "    return len(text.split())\n\n"
                     "def fresh():\n    fake = types.SimpleNamespace(tokenize=str.split)\n"
                     "    return types.SimpleNamespace(text=fake)"),
-    "patch_builtins": ("tiny_a", "import builtins\n\n"
-                       "class Anything(int):\n"
+    "patch_builtins": ("tiny_a", "import builtins, sys\n\n"
+                       "real_len = len\n\n"
+                       "def fake_len(things):\n"
+                       "    # lie only to the notebook's cells: IPython itself needs len\n"
+                       "    if sys._getframe(1).f_globals.get('__name__') == '__main__' \\\n"
+                       "            and isinstance(things, list):\n"
+                       "        return 4\n"
+                       "    return real_len(things)\n\n"
+                       "builtins.len = fake_len\n\n"
+                       "def word_count(text):\n    return 4"),
+    "lying_equality": ("tiny_a", "class Anything(int):\n"
                        "    def __eq__(self, other):\n        return True\n\n"
-                       "real = isinstance\n"
-                       "builtins.isinstance = lambda obj, kind: "
-                       "type(obj) is Anything or real(obj, kind)\n\n"
                        "def word_count(text):\n    return Anything(0)"),
 }
 
@@ -229,6 +235,8 @@ LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "disk_filler_files": "a", "disk_filler_one_file": "a",
         "sys_exit": "a", "keyboard_interrupt": "a",
         "patch_ragkit": "a"}
+# cheats that pass part A's visible test and lose only its hidden point
+HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a"}
 DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a"}
 # what the grader must write down for each (besides nothing)
 NB = NOTEBOOK
@@ -245,18 +253,22 @@ NOTES = {
     "kernel_killed": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
     "patch_ragkit": [f"{NB}: cell 'tiny_a' assigns to ragkit; check it by hand"],
     "patch_fresh": [f"{NB}: cell 'tiny_a' redefines fresh or using; check it by hand"],
-    "patch_builtins": [f"{NB}: cell 'tiny_a' changes builtins; check it by hand",
-                       f"{NB}: cell 'tiny_a' defines __eq__; check it by hand"],
+    "patch_builtins": [f"{NB}: cell 'tiny_a' changes builtins; check it by hand"],
+    "lying_equality": [f"{NB}: cell 'tiny_a' defines __eq__; check it by hand"],
 }
-# honest about in-process tests: a student who replaces what a test calls
-# can fool it; the grader cannot stop that, it flags the cell for a human
-FOOLED = {"patch_fresh", "patch_builtins"}
+# patch_fresh and patch_builtins lose part A's hidden test: the kernel's guard puts fresh
+# and the builtins back before every cell (kernel_sandbox.guard). Honest
+# about in-process tests: a value that says it equals anything still passes
+# an `==` check; the grader flags the cell for a human
+FOOLED = {"lying_equality"}
 
 
 def score_after(case: str) -> float:
     if case in DIED_IN:
         parts = list(POINTS)
         return sum(POINTS[p] for p in parts[:parts.index(DIED_IN[case])])
+    if case in HIDDEN_LOST:
+        return FULL - 1.0  # every part's hidden test is worth 1 point
     return FULL - POINTS[LOST[case]] if case in LOST else FULL
 
 
