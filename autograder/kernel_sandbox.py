@@ -171,11 +171,17 @@ def outside(settings_file: str, connection_file: str) -> None:
     sockets = str(Path(info["ip"]).parent)
     cmd = bwrap_command(inner, Path.cwd(), s["readonly"], [sockets],
                         s["scratch_bytes"], kernel_env())
-    # this file and the connection file, at paths that say nothing about
-    # where the repository or the grader keep them
-    cmd[1:1] = ["--perms", "0755", "--dir", str(Path(INSIDE).parent),
-                "--ro-bind", str(HERE), INSIDE, "--bind", str(conn), CONNECTION]
+    # the connection file, at a path that says nothing about where the grader keeps it
+    cmd = with_this_file(cmd, "--bind", str(conn), CONNECTION)
     os.execvp(cmd[0], cmd)
+
+
+def with_this_file(cmd: list[str], *more: str) -> list[str]:
+    """bwrap argv `cmd` with this file bound read-only at INSIDE, a path
+    that says nothing about where the repository is, and `more` binds into
+    the same folder (after it is made, with its permissions)."""
+    return [cmd[0], "--perms", "0755", "--dir", str(Path(INSIDE).parent),
+            "--ro-bind", str(HERE), INSIDE, *more, *cmd[1:]]
 
 
 def confine(limits_json: str) -> None:
@@ -267,10 +273,8 @@ def start_zygote(course: Path, assignment: str, student: str,
              str(runtime / ZYGOTE), json.dumps(preload)]
     env = kernel_env()
     env.setdefault("MPLBACKEND", INLINE)  # as ipykernel sets it, before matplotlib loads
-    cmd = bwrap_command(inner, work, s["readonly"], [str(runtime)],
-                        s["scratch_bytes"], env, beside=beside)
-    cmd[1:1] = ["--perms", "0755", "--dir", str(Path(INSIDE).parent),
-                "--ro-bind", str(HERE), INSIDE]
+    cmd = with_this_file(bwrap_command(inner, work, s["readonly"], [str(runtime)],
+                                       s["scratch_bytes"], env, beside=beside))
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + seconds
     while not (runtime / ZYGOTE).exists():
@@ -315,7 +319,6 @@ def zygote(limits_json: str, socket_path: str, preload_json: str) -> None:
         raise SystemExit("kernel_sandbox: a zygote runs only in its own PID "
                          "namespace (it kills every other process in there)")
     confine(limits_json)
-    sys.path[:] = [p for p in sys.path if p != str(Path(INSIDE).parent)]
     import importlib
 
     for name in json.loads(preload_json):
