@@ -67,6 +67,8 @@ DONE = ".students"  # --out/.students/<student>/: one finished student each
 MB = 2 ** 20
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
+# what numpy's BLAS, scikit-learn's OpenMP and MKL read for their thread count
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 
 
@@ -101,10 +103,12 @@ class Limits:
     timeout: int | None = None     # seconds per cell (None: nbgrader_config)
     student_seconds: int = 3600    # then the student's grading is stopped
     kernel_start: str = "fork"     # from one zygote per student, or "exec"
+    threads: int | None = None     # BLAS/OpenMP threads per kernel (None: as set)
 
     def key(self) -> dict:
-        """The settings a grade depends on (the uid is only bookkeeping)."""
-        return {k: v for k, v in asdict(self).items() if k != "uid"}
+        """The settings a grade depends on (the uid and the thread count
+        are only bookkeeping: grades must not depend on them)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("uid", "threads")}
 
 
 def readonly_paths() -> list[str]:
@@ -144,6 +148,9 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
     runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))
     (course / "runtime").write_text(str(runtime))  # removed with the course
     env = {"JUPYTER_RUNTIME_DIR": str(runtime)}
+    if limits.threads is not None:  # unless the grader's environment says otherwise
+        env.update({name: str(limits.threads) for name in THREAD_VARS
+                    if name not in os.environ})
     if not limits.sandbox:
         return env
     if limits.uid is not None:
@@ -743,6 +750,12 @@ def main(argv: list[str] | None = None) -> int:
                              "what the masters import once, then forks a clean "
                              "kernel per notebook (default); exec: one sandbox and "
                              "one new interpreter per notebook")
+    parser.add_argument("--kernel-threads", type=int, default=None, metavar="N",
+                        help="BLAS and OpenMP threads of each kernel (default: "
+                             "cores / --jobs, so that parallel kernels do not "
+                             "fight over the cores; with --scheduler, as the "
+                             "workers' environment says); OMP_NUM_THREADS and "
+                             "the like, when set, win")
     parser.add_argument("--timeout", type=int, default=None,
                         help="seconds a cell may run before it is stopped and fails "
                              "(default: nbgrader_config.py's Execute.timeout)")
@@ -787,6 +800,11 @@ def main(argv: list[str] | None = None) -> int:
     submissions, out = args.submissions.resolve(), args.out.resolve()
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1 (got {args.jobs})")
+    if args.kernel_threads is not None and args.kernel_threads < 1:
+        parser.error(f"--kernel-threads must be at least 1 (got {args.kernel_threads})")
+    threads = args.kernel_threads
+    if threads is None and not args.scheduler:
+        threads = max(1, (os.cpu_count() or 1) // args.jobs)
     if not submissions.is_dir():
         parser.error(f"--submissions is not a folder: {submissions}")
     source = args.source.resolve()
@@ -804,7 +822,8 @@ def main(argv: list[str] | None = None) -> int:
                     processes=args.processes, file_bytes=args.file_size * MB,
                     scratch_bytes=args.scratch * MB, output_bytes=args.max_output * 1024,
                     notebook_bytes=args.max_notebook * MB, timeout=args.timeout,
-                    student_seconds=args.student_timeout, kernel_start=args.kernel_start)
+                    student_seconds=args.student_timeout, kernel_start=args.kernel_start,
+                    threads=threads)
     prepare_out(out, submissions)
     before = {s.name: digest(s) for s in students}
     key = grading_key(source, args.assignment, limits, args.notebook)

@@ -41,6 +41,8 @@ if (Path.cwd() / "rag_feedback.py").exists():
         "rag_feedback.PartSummary",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
+    # the same pages as nbconvert's HTMLExporter, rendered in less time
+    c.GenerateFeedback.exporter_class = "rag_feedback.FeedbackExporter"
     # a kernel that dies fails the rest of its notebook's cells instead of
     # the whole notebook, and a cell's output is capped (grade.py sets the
     # cap: --max-output); the other steps are nbgrader's own

@@ -17,8 +17,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
-from rag_feedback import (BEGIN, PartSummary, RedactHiddenTests, cut_hidden,  # noqa: E402
-                          is_hidden, parts_of)
+from rag_feedback import (BEGIN, NO_ALT, PartSummary, RedactHiddenTests, cut_hidden,  # noqa: E402
+                          is_hidden, nbgrader_meta, parts_of)
 
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 HIDDEN_LINE = "assert secret_reference(3) == 9, 'cubes are not squares'"
@@ -195,3 +195,48 @@ def test_real_grading_puts_the_summary_on_top(tmp_path):
     text = plain(page)
     for line in hidden_lines(master):
         assert " ".join(html.unescape(line).split()) not in text, f"hidden code shown: {line}"
+
+
+def feedback_exporter_pair(template: str):
+    """nbconvert's HTMLExporter and rag_feedback's, with the settings
+    nbgrader's GenerateFeedback gives its exporter."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+    from traitlets.config import Config
+
+    from rag_feedback import FeedbackExporter
+
+    config = Config(GenerateFeedback().config)
+    config.HTMLExporter.template_name = template
+    return HTMLExporter(config=config), FeedbackExporter(config=config)
+
+
+def feedback_page(exporter, nb, name: str) -> str:
+    # with the notebook's own score, which GetGrades puts in resources
+    resources = {"nbgrader": {"notebook": name, "score": 1.5, "max_score": 3,
+                              "late_penalty": 0}}
+    return exporter.from_notebook_node(nb, resources)[0]
+
+
+def test_the_faster_feedback_exporter_renders_the_same_pages():
+    """FeedbackExporter skips nbconvert's BeautifulSoup pass: once parsed, its
+    feedback pages equal nbconvert's on every executed notebook, pictures
+    (which need alt text) included; other templates are left to nbconvert."""
+    from bs4 import BeautifulSoup
+
+    stock, fast = feedback_exporter_pair("feedback")
+    images = 0
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:  # as GetGrades leaves them: half marks
+            meta = nbgrader_meta(cell)
+            meta["score"] = meta.get("points", 0) / 2
+        want, got = (feedback_page(e, nb, path.stem) for e in (stock, fast))
+        assert str(BeautifulSoup(got, features="html.parser")) == want, path.name
+        images += got.count("<img")
+        assert got.count("<img") == got.count(f'alt="{NO_ALT}"'), path.name
+    assert images >= 5  # the comparison saw pictures without alt text
+    stock, fast = feedback_exporter_pair("lab")
+    nb = nbformat.read(ROOT / "notebooks" / "02_pipeline.ipynb", as_version=4)
+    assert fast.from_notebook_node(nb)[0] == stock.from_notebook_node(nb)[0]
+    assert 'tabindex="0"' in stock.from_notebook_node(nb)[0]  # bs4's work, kept

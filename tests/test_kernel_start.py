@@ -38,9 +38,7 @@ def what_it_shows(html: str) -> str:
 
 def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
     """Two notebooks that print pandas tables and draw: the same scores,
-    outputs and figures either way. (Not 03: under load its IVF part can
-    print a spurious numpy "invalid value in matmul" warning, which nbgrader
-    grades as a failure, in either kind of kernel.)"""
+    outputs and figures either way."""
     subs = tmp_path / "subs"
     shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
     only = ["--notebook", "02_pipeline", "--notebook", "07_measuring", "--no-report"]
@@ -125,3 +123,39 @@ def test_a_kernel_leaves_nothing_for_the_next_notebook(tmp_path):
     # whether lou's own kernel dies with the zygote depends on timing; the
     # next notebook must score either way
     assert cells["lou"]["two.ipynb:two_test"] == [1.0, 1.0]
+
+
+THREADS = '''import os
+from threadpoolctl import threadpool_info
+blas = {p["internal_api"]: p["num_threads"] for p in threadpool_info()}
+assert os.environ.get("OPENBLAS_NUM_THREADS") == "1", os.environ.get("OPENBLAS_NUM_THREADS")
+assert blas.get("openblas") == 1, blas'''
+
+
+def test_parallel_kernels_get_one_blas_thread_per_core(tmp_path):
+    """With one student per core (--jobs = cores), each kernel's BLAS runs
+    one thread, so kernels do not fight over the cores; --kernel-threads
+    sets another count, which the same check then sees."""
+    import os
+
+    source = tmp_path / "source" / "threads"
+    source.mkdir(parents=True)
+    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
+                                               "language": "python", "name": "python3"}})
+    nb.cells = [text("# Threads", "intro"), code("import numpy", "setup", "locked"),
+                code("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", "solution"),
+                code(THREADS, "check", "test", 1)]
+    nbformat.write(nb, source / "threads.ipynb")
+    subs = tmp_path / "subs" / "tia" / "threads"
+    subs.mkdir(parents=True)
+    nbformat.write(nb, subs / "threads.ipynb")
+    scores = {}
+    for run, extra in {"default": ["--jobs", str(os.cpu_count() or 1)],
+                       "two": ["--kernel-threads", "2"]}.items():
+        out = tmp_path / run
+        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
+                          "--assignment", "threads", "--no-report", *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outcome = json.loads((out / ".students" / "tia" / "outcome.json").read_text())
+        scores[run] = outcome["cells"]["threads.ipynb:check"][0]
+    assert scores == {"default": 1.0, "two": 0.0}
