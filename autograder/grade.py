@@ -57,6 +57,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
+from kernel_sandbox import THREAD_VARS
 from nbgrader_cli import (STUDENT_OWN, course_folder, die_with_parent, nbgrader_command,
                           nbgrader_env)
 
@@ -67,8 +68,6 @@ DONE = ".students"  # --out/.students/<student>/: one finished student each
 MB = 2 ** 20
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
-# what numpy's BLAS, scikit-learn's OpenMP and MKL read for their thread count
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
 
 

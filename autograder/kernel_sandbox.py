@@ -60,8 +60,10 @@ HERE = Path(__file__).resolve()
 INSIDE = "/sandbox/kernel_sandbox.py"  # where the kernel sees this file
 CONNECTION = "/sandbox/connection.json"  # and its connection file
 # variables a kernel may keep from the grader's environment
-PASS_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MPLBACKEND")
+# what numpy's BLAS, scikit-learn's OpenMP and MKL read for their thread count
+# (grade.py --kernel-threads sets them)
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+PASS_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", *THREAD_VARS, "MPLBACKEND")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 ZYGOTE = "zygote.sock"  # the zygote's socket, in the student's runtime folder
 # the kernel's own modules first: ipykernel's import is a third of a start,

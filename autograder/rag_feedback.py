@@ -244,7 +244,7 @@ class FeedbackExporter(HTMLExporter):
     about 40% of `generate_feedback` (profiled on the sample class). On the
     feedback template this class adds the alt text with a regular expression
     instead; any other template gets the stock exporter. The pages are the
-    same once parsed (tests/test_grading.py compares them).
+    same once parsed (tests/test_feedback.py compares them).
     """
 
     def from_notebook_node(self, nb, resources=None, **kw):
