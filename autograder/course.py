@@ -10,7 +10,10 @@ feedback, problems and report, and then gathers every student's autograded
 notebooks and scores into one nbgrader course, OUT/formgrader/, with one
 gradebook. That is where manual grading happens: `formgrader` opens
 nbgrader's formgrader on it, and a grader scores the project's written
-answers there with the mark scheme beside each one.
+answers there with the mark scheme beside each one. The gathered notebooks
+are sanitised copies (safe_notebook.py) and formgrader's pages are served
+with a strict Content-Security-Policy (formgrader_csp.py), so nothing a
+student wrote runs in the grader's browser.
 
 `sheet` (run by `grade` too) reads that gradebook, runs the real
 `nbgrader export` into OUT/formgrader/grades.csv, and writes
@@ -37,7 +40,10 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
+from grade import DONE, valid_id
 from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
+from safe_csv import rewrite_csv, write_csv
+from safe_notebook import sanitize_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -89,13 +95,90 @@ def gather(out: Path, source: Path) -> Path:
 
     # nbgrader's own API warns about its session on every new submission
     warnings.filterwarnings("ignore", category=SAWarning)
-    done = [a for a in assignments(source) if (out / a / ".students").is_dir()]
+    migrate_layout(course)
+    done = [a for a in assignments(source) if (out / a / DONE).is_dir()]
     for assignment in done:
         run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
-        for keep in sorted((out / assignment / ".students").iterdir()):
-            if (keep / "gradebook.db").exists():
+        for keep in sorted((out / assignment / DONE).iterdir()):
+            # grade.py keeps only valid student ids; anything else is not a student
+            if not (valid_id(keep.name) and keep.is_dir() and not keep.is_symlink()
+                    and (keep / "gradebook.db").is_file()):
+                continue
+            try:
                 merge_student(course, assignment, keep)
+            except Exception as err:  # noqa: BLE001 (one student, not the class)
+                print(f"  ! {keep.name}: {assignment} not gathered for the formgrader "
+                      f"({type(err).__name__}: {err})", file=sys.stderr)
+    mark_submitted(course)
     return course
+
+
+def copy_files(source: Path, target: Path) -> None:
+    """`source` copied to `target`: folders and regular files only; a link
+    is neither followed nor copied (formgrader serves these files)."""
+    def skipped(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if os.path.islink(os.path.join(folder, n))
+                or not (os.path.isfile(os.path.join(folder, n))
+                        or os.path.isdir(os.path.join(folder, n)))}
+
+    shutil.copytree(source, target, symlinks=True, ignore=skipped)
+
+
+def sanitize(folder: Path, what: str) -> None:
+    """Sanitise the notebooks of one gathered submission (safe_notebook.py)
+    and say how many cells formgrader shows cleaned."""
+    changed = sanitize_folder(folder)
+    # a pandas table's <style> is routine; anything else is worth a look
+    notable = {name: [line for line in lines if not line.endswith("text/html: <style> removed")]
+               for name, lines in changed.items()}
+    notable = {name: lines for name, lines in notable.items() if lines}
+    if notable:
+        cells = sum(len(lines) for lines in notable.values())
+        print(f"  {what}: {cells} cell(s) or output(s) of {', '.join(sorted(notable))} "
+              "held markup outside the safe list (script, event handlers, ...): the "
+              "formgrader shows them cleaned; the submission itself is unchanged", flush=True)
+
+
+def migrate_layout(course: Path) -> None:
+    """Move notebooks gathered by an older course.py, one folder too deep
+    (autograded/<student>/<assignment>/<assignment>/), to where nbgrader
+    looks (autograded/<student>/<assignment>/), and sanitise them."""
+    for outer in sorted(course.glob("autograded/*/*")):
+        nested = outer / outer.name
+        if (outer.is_symlink() or not outer.is_dir() or nested.is_symlink()
+                or not nested.is_dir() or any(outer.glob("*.ipynb"))):
+            continue
+        moving = outer.with_name(f".{outer.name}.migrating")
+        shutil.rmtree(moving, ignore_errors=True)
+        nested.rename(moving)  # a child called like the assignment cannot clash
+        for item in sorted(moving.iterdir()):
+            if not (outer / item.name).exists():
+                item.rename(outer / item.name)
+        shutil.rmtree(moving)
+        print(f"  {outer.parent.name}/{outer.name}: moved up from the older, too deep "
+              "layout", flush=True)
+        sanitize(outer, f"{outer.parent.name}/{outer.name}")
+
+
+def mark_submitted(course: Path) -> None:
+    """An empty submitted/<student>/<assignment>/ for every gathered
+    submission: formgrader counts submissions by these folders ("Manage
+    Assignments"). They hold no notebook, so nothing in the course can run
+    a student's code again; grade.py keeps the submissions."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for assignment in gb.assignments:
+            for sub in assignment.submissions:
+                if not (course / "autograded" / sub.student.id / assignment.name).is_dir():
+                    continue
+                folder = course / "submitted" / sub.student.id / assignment.name
+                folder.mkdir(parents=True, exist_ok=True)
+                stamp = folder / "timestamp.txt"
+                if sub.timestamp is not None:  # what nbgrader compares with the gradebook
+                    stamp.write_text(sub.timestamp.isoformat())
+                elif stamp.exists():
+                    stamp.unlink()
 
 
 def merge_student(course: Path, assignment: str, keep: Path) -> None:
@@ -103,9 +186,15 @@ def merge_student(course: Path, assignment: str, keep: Path) -> None:
     from nbgrader.api import Gradebook
 
     student = keep.name
+    # grade.py keeps the student's whole autograded/<student>/ folder, so the
+    # notebooks sit in keep/autograded/<assignment>/
+    notebooks = keep / "autograded" / assignment
+    if not notebooks.is_dir() or notebooks.is_symlink():
+        raise FileNotFoundError(f"no autograded notebooks in {notebooks}")
     target = course / "autograded" / student / assignment
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(keep / "autograded", target)
+    copy_files(notebooks, target)
+    sanitize(target, f"{student}/{assignment}")
     with Gradebook(f"sqlite:///{keep / 'gradebook.db'}") as own, \
             Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         theirs = own.find_submission(assignment, student)
@@ -135,6 +224,7 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
 
     course = out / COURSE
     run_nbgrader_checked(["export", "--to", "grades.csv"], course)
+    rewrite_csv(course / "grades.csv")  # no cell a spreadsheet would run
     names = assignments(source)
     # (notebook, grade_id) -> the project part the cell counts towards
     parts = {(master.stem, g): p for master in sorted((source / "project").glob("*.ipynb"))
@@ -185,7 +275,7 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
     if not frame.empty:
         first = ["student", *[a for a in names if a in frame], "total", "out of"]
         frame = frame[first + [c for c in frame.columns if c not in first]]
-    frame.to_csv(out / "grade_sheet.csv", index=False)
+    write_csv(frame, out / "grade_sheet.csv")  # no cell a spreadsheet would run
     return frame
 
 
@@ -208,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder of <student>/<assignment>/ (grade only)")
     parser.add_argument("--source", type=Path, default=ROOT / "source",
                         help="the masters, one folder per assignment")
-    parser.add_argument("--port", type=int, default=8890, help="formgrader's port")
+    parser.add_argument("--port", type=int, default=8890,
+                        help="formgrader's port on 127.0.0.1 (the server's token: "
+                             "JUPYTER_TOKEN, or the one it prints)")
     args, extra = parser.parse_known_args(argv)
     out, source = args.out.resolve(), args.source.resolve()
     if extra and args.command != "grade":
@@ -242,12 +334,17 @@ def main(argv: list[str] | None = None) -> int:
         frame = sheet(out, source)
         print(summary(frame))
         return 0
-    # formgrader: nbgrader's own web app on the gathered course
+    # formgrader: nbgrader's own web app on the gathered course, with its
+    # pages under a strict Content-Security-Policy (formgrader_csp.py)
+    migrate_layout(out / COURSE)  # a course gathered by an older course.py
+    mark_submitted(out / COURSE)
     jupyter = Path(sys.executable).parent / "jupyter"
     print(f"formgrader on {out / COURSE}: open the address below and go to /formgrader; "
           "stop with Ctrl-C, then `course.py sheet` for the grade sheet", flush=True)
-    return subprocess.call([str(jupyter), "lab", "--no-browser", f"--port={args.port}",
-                            "--ServerApp.ip=127.0.0.1",
+    return subprocess.call([str(jupyter), "lab", "--no-browser",
+                            f"--config={HERE / 'formgrader_server_config.py'}",
+                            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={args.port}",
+                            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={out / COURSE}",
                             *(["--allow-root"] if os.geteuid() == 0 else [])],
                            cwd=out / COURSE, env=nbgrader_env())
 

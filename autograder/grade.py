@@ -4,11 +4,16 @@
                                [--jobs N | --scheduler ADDRESS]
                                [--timeout SECONDS] [--sandbox bwrap|none]
                                [--memory MB] [--processes N] [--file-size MB]
-                               [--scratch MB] [--max-output KB]
-                               [--max-notebook MB]
+                               [--scratch MB] [--sandbox-memory MB]
+                               [--max-output KB] [--max-notebook-output MB]
+                               [--max-notebook MB] [--max-cells N] [--max-files N]
 
 DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
-`zip_collect` produce. For every student this script
+`zip_collect` produce. A folder whose name is not a valid student id
+(STUDENT_ID below) is not graded; one that is a symbolic link, or whose
+assignment folder is, or that holds more than --max-files files and folders,
+is not run and scores 0; each gets a line in problems.csv. For every other
+student this script
 
   1. checks the submission against the release (missing or unknown notebooks,
      unreadable JSON, duplicated, deleted or retyped graded cells) and writes
@@ -23,8 +28,11 @@ DIR/<student>/<assignment>/*.ipynb is the layout nbgrader's `collect` and
      masters stay outside) under bubblewrap with resource limits
      (kernel_sandbox.py): it sees the Python environment, ragkit/ and data/
      read-only and its own size-limited scratch folders, nothing else, and
-     has no network; a kernel that dies or floods its output fails its own
-     cells only (rag_feedback.GuardedExecute). One sandbox serves all of a
+     has no network; as root, a cgroup caps the whole sandbox's memory and
+     tasks (where the machine has one: the first line printed says); a
+     kernel that dies, floods its output (per cell or per notebook) or
+     ignores the interrupt at its time limit fails its own cells only
+     (rag_feedback.GuardedExecute). One sandbox serves all of a
      student's notebooks: its zygote imports what the masters import once
      and forks a clean kernel per notebook (--kernel-start fork).
 
@@ -35,8 +43,10 @@ command again after a crash or a kill grades only the students not yet done.
 The submissions are only read: they are copied before grading, and their bytes
 are compared before and after. Results land in --out: grades.csv (nbgrader's
 export), scores.csv (one row per student and notebook), feedback/<student>/,
-problems.csv and the nbgrader logs. The exit status is 0 only when every
-student was graded and no feedback shows a hidden test.
+problems.csv and the nbgrader logs (logs/<student>.log). Every CSV goes
+through safe_csv: no cell starts a spreadsheet formula. The exit status is 0
+only when every student got a score (a refused submission's is 0), none was
+refused for their id or failed to grade, and no feedback shows a hidden test.
 """
 from __future__ import annotations
 
@@ -46,10 +56,12 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,12 +72,25 @@ import pandas as pd
 from kernel_sandbox import THREAD_VARS
 from nbgrader_cli import (STUDENT_OWN, course_folder, die_with_parent, nbgrader_command,
                           nbgrader_env)
+from safe_csv import read_text_csv, write_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild
 DONE = ".students"  # --out/.students/<student>/: one finished student each
+PARTIAL = ".partial"  # --out/.partial/<student>/: an entry being written
+# A student id is a folder name under --submissions. Only these are graded:
+# ASCII letters, digits, `_`, `.` and `-`, starting with a letter or digit,
+# at most 64 characters. So an id is never a path (`..`, `/`), never hidden
+# (`.students`), never a glob for nbgrader (`*`), and never markup, a quote, a
+# formula or a terminal escape in what the grader writes and prints.
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_FILES = 500  # files and folders in one student's assignment folder
 MB = 2 ** 20
+# the sandbox's cgroup, beyond --memory and the two scratch folders: room for
+# the zygote's imports, so one process meets --memory (a MemoryError) first
+SANDBOX_EXTRA = 1024 * MB
+SANDBOX_TASKS = 16  # tasks beyond --processes in the cgroup: bwrap's own
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
 FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
 IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
@@ -86,6 +111,7 @@ class Outcome:
     seconds: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)  # seconds per nbgrader step
     reused: bool = False
+    refused: bool = False  # not run at all (a link, too many files): every notebook 0
 
 
 @dataclass
@@ -98,11 +124,22 @@ class Limits:
     file_bytes: int = 100 * MB     # largest file the kernel may write
     scratch_bytes: int = 256 * MB  # size of its working folder and its /tmp
     output_bytes: int = 2 * MB     # output kept per cell; the cell fails past it
+    notebook_output_bytes: int = 20 * MB  # output of all a notebook's cells together
     notebook_bytes: int = 50 * MB  # larger submitted notebooks are not run
+    max_cells: int = 1000          # notebooks with more cells are not run
+    # the whole sandbox (every process and its tmpfs files), when a cgroup can
+    # cap it (root); None: --memory + both scratch folders + SANDBOX_EXTRA
+    sandbox_memory_bytes: int | None = None
     timeout: int | None = None     # seconds per cell (None: nbgrader_config)
     student_seconds: int = 3600    # then the student's grading is stopped
     kernel_start: str = "fork"     # from one zygote per student, or "exec"
+    tests_in: str = "judge"        # where graded test cells run (judge.py), or "kernel"
     threads: int | None = None     # BLAS/OpenMP threads per kernel (None: as set)
+
+    def __post_init__(self):
+        if self.sandbox_memory_bytes is None:
+            self.sandbox_memory_bytes = (self.memory_bytes + 2 * self.scratch_bytes
+                                         + SANDBOX_EXTRA)
 
     def key(self) -> dict:
         """The settings a grade depends on (the uid and the thread count
@@ -142,23 +179,37 @@ def master_imports(masters: Path) -> list[str]:
 
 def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, str]:
     """Give `course` a `python3` kernelspec that starts kernels sandboxed;
-    returns the environment variables nbgrader must run with to use it."""
+    returns the environment variables nbgrader must run with to use it.
+
+    The student's runtime folder is root's own (0700): jupyter_client writes
+    the connection files into CONNECTIONS/ and the zygote's socket lies
+    beside it; only SOCKETS/, where the kernels bind their sockets, is the
+    sandbox's (kernel_sandbox.py: a small tmpfs when run as root). As root,
+    the student's sandbox also gets a cgroup (`cgroup` in the settings)."""
+    from kernel_sandbox import CONNECTIONS, SOCKETS, make_cgroup
+
     # a short local path: Unix socket paths are limited to ~100 characters
-    runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))
+    runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))  # 0700, the grader's
     (course / "runtime").write_text(str(runtime))  # removed with the course
-    env = {"JUPYTER_RUNTIME_DIR": str(runtime)}
+    (runtime / CONNECTIONS).mkdir(mode=0o700)
+    (runtime / SOCKETS).mkdir(mode=0o700)
+    env = {"JUPYTER_RUNTIME_DIR": str(runtime / CONNECTIONS)}
     if limits.threads is not None:  # unless the grader's environment says otherwise
         env.update({name: str(limits.threads) for name in THREAD_VARS
                     if name not in os.environ})
     if not limits.sandbox:
         return env
-    if limits.uid is not None:
-        os.chown(runtime, limits.uid, limits.uid)
+    if limits.uid is not None:  # made just now, in a folder only root can write
+        os.chown(runtime / SOCKETS, limits.uid, limits.uid)
     settings = course / "kernel_sandbox.json"
     settings.write_text(json.dumps({
         "uid": limits.uid, "memory_bytes": limits.memory_bytes,
         "processes": limits.processes, "file_bytes": limits.file_bytes,
         "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths(),
+        "runtime": str(runtime), "sockets": str(runtime / SOCKETS),
+        "cgroup": make_cgroup(f"student-{limits.uid}", limits.sandbox_memory_bytes,
+                              limits.processes + SANDBOX_TASKS)
+        if limits.uid is not None else None,
         "preload": master_imports(course / "source" / assignment)
         if limits.kernel_start == "fork" else []}))
     spec = course / "jupyter" / "kernels" / "python3"
@@ -172,6 +223,20 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
         "metadata": {"supported_encryption": ["curve"]}}, indent=1))
     env["JUPYTER_PATH"] = str(course / "jupyter")
     return env
+
+
+def sandbox_settings(course: Path) -> dict:
+    """What install_kernel wrote for `course`'s kernels ({} unsandboxed)."""
+    settings = course / "kernel_sandbox.json"
+    return json.loads(settings.read_text()) if settings.exists() else {}
+
+
+def release_kernel(course: Path) -> None:
+    """Remove the student's runtime folder and cgroup (install_kernel)."""
+    from kernel_sandbox import remove_cgroup
+
+    remove_cgroup(sandbox_settings(course).get("cgroup"))
+    shutil.rmtree(Path((course / "runtime").read_text()), ignore_errors=True)
 
 
 def run_nbgrader(args: list[str], course: Path, log: Path,
@@ -262,47 +327,144 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
     return None
 
 
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(MB):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def digest(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`; a symlink counts as its target's
     path, never its content (it may point at anything)."""
     out = {}
-    for p in sorted(folder.rglob("*")):
+    for p in sorted(folder.rglob("*")):  # never descends into a linked folder
         if p.is_symlink():
             out[str(p.relative_to(folder))] = "-> " + os.readlink(p)
         elif p.is_file():
-            out[str(p.relative_to(folder))] = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[str(p.relative_to(folder))] = sha256_of(p)
     return out
 
 
+# --- what is refused before grading ------------------------------------------
+
+def valid_id(name: str) -> bool:
+    return STUDENT_ID.fullmatch(name) is not None
+
+
+def escaped(ch: str) -> str:
+    code = ord(ch)
+    return (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+            else f"\\U{code:08x}")
+
+
+def shown_id(name: str, longest: int = 80) -> str:
+    """A refused folder name as problems.csv and the summary show it: every
+    character a student id may not hold (and a first `_`, `.` or `-`) as a
+    Python-style escape (`bad"id` -> `bad\\x22id`), cut after `longest`
+    characters. It is plain ASCII, never a valid id, never a formula."""
+    out = "".join(ch if ch.isascii() and (ch.isalnum() or (i and ch in "_.-"))
+                  else escaped(ch) for i, ch in enumerate(name[:longest]))
+    return out + (f"[+{len(name) - longest} more]" if len(name) > longest else "")
+
+
+def plain(text: str, longest: int = 2000) -> str:
+    """`text` safe to print and to store: control and format characters
+    (newlines, terminal escapes, bidirectional overrides) and undecodable
+    bytes of a file name as escapes, and at most `longest` characters."""
+    out = "".join(escaped(ch) if unicodedata.category(ch).startswith("C")
+                  or unicodedata.category(ch) in ("Zl", "Zp") else ch
+                  for ch in text[:longest])
+    return out + ("..." if len(text) > longest else "")
+
+
+ID_REFUSED = ("(student id): not a valid student id (ASCII letters, digits, _ . -; "
+              "first a letter or digit; at most 64); not graded")
+LINK_REFUSED = "(submission): the folder is a symbolic link; refused, scored 0"
+
+
+def crash_line(err: BaseException) -> str:
+    return plain(f"(grader): grading failed: {type(err).__name__}: {err}", 500)
+
+
+def count_entries(folder: Path) -> int:
+    """Files and folders below `folder`, at any depth, links not followed."""
+    total = 0
+    for _, dirs, files in os.walk(folder, followlinks=False):
+        total += len(dirs) + len(files)
+    return total
+
+
+def refusal(student_dir: Path, assignment: str, max_files: int) -> str | None:
+    """Why a student's assignment folder is not graded at all, or None. Links
+    are seen with lstat, before anything follows them."""
+    folder = student_dir / assignment
+    if student_dir.is_symlink() or folder.is_symlink():
+        return LINK_REFUSED
+    if (n := count_entries(folder)) > max_files:
+        return (f"(submission): {n} files and folders, more than the {max_files} "
+                "allowed; not graded, scored 0")
+    return None
+
+
+def find_students(submissions: Path, assignment: str, max_files: int
+                  ) -> tuple[list[Path], list[Outcome]]:
+    """The student folders of `submissions` holding `assignment` that can be
+    graded, and an Outcome for each that cannot: a folder name that is not a
+    valid student id (shown escaped, not graded), a folder or assignment
+    folder that is a symbolic link, or too many files (refused, scored 0)."""
+    students, refused = [], []
+    for entry in sorted(os.scandir(submissions), key=lambda e: e.name):
+        path = Path(entry.path)
+        if entry.is_symlink():  # a link's target is only looked at, never read
+            if not os.path.lexists(path / assignment):
+                continue
+        elif not entry.is_dir(follow_symlinks=False) or not (
+                (path / assignment).is_symlink() or (path / assignment).is_dir()):
+            continue
+        if not valid_id(entry.name):
+            refused.append(Outcome(shown_id(entry.name), problems=[ID_REFUSED]))
+        elif why := refusal(path, assignment, max_files):
+            refused.append(Outcome(entry.name, refused=True, problems=[why]))
+        else:
+            students.append(path)
+    return students, refused
+
+
+def special(path: str) -> str | None:
+    """What a submission may not hold, seen with lstat: a symbolic link, or a
+    file that is not a regular file or folder (a named pipe, a socket, a
+    device): copying one could hang, read outside the submission, or hand
+    the kernel a device."""
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file or folder"
+    return None
+
+
 def copy_submission(src: Path, dst: Path) -> list[str]:
-    """Copy a student's folder without following symlinks, which are dropped
-    (one could point at a file the student's kernel must not read)."""
-    dropped = []
+    """Copy a student's folder without following symlinks: a link (one could
+    point at a file the student's kernel must not read, or at the masters),
+    like a named pipe or a device, is not copied and gets a problem line."""
+    if src.is_symlink() or src.parent.is_symlink():  # find_students refuses these
+        raise ValueError(f"{src} is a symbolic link; not copied")
+    refused = []
 
     def ignore(folder: str, names: list[str]) -> list[str]:
-        links = [n for n in names if os.path.islink(os.path.join(folder, n))]
-        dropped.extend(os.path.relpath(os.path.join(folder, n), src) for n in links)
-        return links
+        found = [(n, why) for n in names
+                 if (why := special(os.path.join(folder, n)))]
+        refused.extend((os.path.relpath(os.path.join(folder, n), src), why)
+                       for n, why in found)
+        return [n for n, _ in found]
 
-    shutil.copytree(src, dst, ignore=ignore)
-    return [f"{name}: a symbolic link, ignored" for name in sorted(dropped)]
+    shutil.copytree(src, dst, ignore=ignore, symlinks=True)
+    return [f"{name}: {why}; refused" for name, why in sorted(refused)]
 
 
 GRADED_KEYS = ("grade", "solution", "points", "locked", "task")
-# Student code and tests share one kernel, so a student can replace what a
-# test calls (a builtin, the private ragkit copy that fresh() makes, an object
-# that equals everything). The kernel's guard puts builtins, fresh and using
-# back before each cell (kernel_sandbox.guard), but in-process nothing is a
-# wall; these patterns put such a cell in problems.csv for a human to read.
-SUSPICIOUS = [
-    (re.compile(r"\bbuiltins\b|__builtins__"), "changes builtins"),
-    (re.compile(r"\bsys\.modules\b"), "edits sys.modules"),
-    (re.compile(r"^\s*(?:def\s+(?:fresh|using)\b|(?:fresh|using)\s*=[^=])"
-                r"|import\s.*\bas\s+(?:fresh|using)\b", re.MULTILINE),
-     "redefines fresh or using"),
-    (re.compile(r"\bragkit(?:\.\w+)+\s*=[^=]|setattr\(\s*ragkit"), "assigns to ragkit"),
-    (re.compile(r"def\s+__eq__"), "defines __eq__"),
-]
 # what a failing cell's error says about a limit it hit (autograded notebook)
 LIMIT_ERRORS = [
     (lambda e: e["ename"] == "CellTimeoutError", "ran past the time limit"),
@@ -313,8 +475,21 @@ LIMIT_ERRORS = [
     (lambda e: "[Errno 27]" in e["evalue"], "wrote a file over the size limit"),
     (lambda e: e["ename"] == "BlockingIOError" or "[Errno 11]" in e["evalue"],
      "hit the process limit"),
+    (lambda e: e["ename"] == "KernelStopped" and e["evalue"].startswith(
+        "the cell ignored the interrupt"),
+     "ignored the interrupt at its time limit; the kernel was stopped, later "
+     "cells scored 0"),
+    # the judge's verdicts (judge.py) that are about how, not what
+    (lambda e: e["ename"] == "DelegatedToPackage",
+     "tests a function that runs ragkit's own twin of the piece it builds; scored 0"),
+    (lambda e: e["ename"] == "TracingTurnedOff",
+     "tests a function that turned off the grader's call tracing; scored 0"),
 ]
-OUTPUT_STOPPED = "[output stopped:"
+OUTPUT_STOPPED = "[output stopped:"  # rag_feedback.GuardedExecute's notes
+NOTEBOOK_OUTPUT_STOPPED = "[notebook output stopped:"
+# copied into every course folder nbgrader runs in: the feedback and execute
+# steps, and the judge that decides graded test cells outside the kernel
+GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.py")]
 
 
 def setup_failed(gid: str | None, out: dict) -> str | None:
@@ -348,14 +523,17 @@ def limits_hit(autograded: Path) -> list[str]:
                                        "evalue": out.get("evalue", "")})]
                 elif OUTPUT_STOPPED in str(out.get("text", "")):
                     whats.append("printed more than the output limit")
+                elif NOTEBOOK_OUTPUT_STOPPED in str(out.get("text", "")):
+                    whats.append("printed past the notebook's output limit")
             found += [f"{path.name}: cell {label} {what}" for what in dict.fromkeys(whats)]
     return found
 
 
-def check_submission(folder: Path, release: ReleaseCells,
-                     max_bytes: int | None = None) -> tuple[list[str], list[str]]:
+def check_submission(folder: Path, release: ReleaseCells, max_bytes: int | None = None,
+                     max_cells: int | None = None) -> tuple[list[str], list[str]]:
     """What is wrong with one student's assignment folder, in plain words,
-    and the names of the notebooks that cannot be read at all."""
+    and the names of the notebooks that cannot be read at all (or are too
+    large, or hold more than `max_cells` cells: those are not run)."""
     problems, unreadable = [], []
     present = {p.name for p in folder.glob("*.ipynb")}
     for name in sorted(set(release) - present):
@@ -375,6 +553,11 @@ def check_submission(folder: Path, release: ReleaseCells,
             problems.append(f"{name}: not a readable notebook ({type(err).__name__}), scored 0")
             unreadable.append(name)
             continue
+        if max_cells is not None and len(nb.cells) > max_cells:
+            problems.append(f"{name}: {len(nb.cells)} cells, more than the {max_cells} "
+                            "allowed; not run, scored 0")
+            unreadable.append(name)
+            continue
         cells = [(c.metadata.get("nbgrader", {}).get("grade_id"), c.cell_type,
                   c.metadata.get("nbgrader", {}), c.source) for c in nb.cells]
         ids = [gid for gid, _, _, _ in cells if gid]
@@ -386,11 +569,6 @@ def check_submission(folder: Path, release: ReleaseCells,
 
         for index, (gid, kind, meta, source) in enumerate(cells):
             known = release[name].get(gid)
-            if kind == "code" and not (known and known[2]["locked"]):
-                # the student's own code: answers and any cell they added
-                label = repr(gid) if gid else f"{index}"
-                problems += [f"{name}: cell {label} {what}; check it by hand"
-                             for pattern, what in SUSPICIOUS if pattern.search(source)]
             if known is None:
                 continue
             if kind != known[0]:
@@ -448,7 +626,7 @@ def prepare_template(work: Path, assignment: str, only: list[str] | None = None,
                      source: Path = ROOT / "source") -> Path:
     """One course folder with the gradebook filled in; each student gets a copy.
     With `only` (notebook names without .ipynb) the assignment is just those."""
-    template = course_folder(work / "_template", source, HERE / "rag_feedback.py")
+    template = course_folder(work / "_template", source, *GRADER_FILES)
     for master in (template / "source" / assignment).glob("*.ipynb"):
         if only and master.stem not in only:
             master.unlink()
@@ -473,6 +651,23 @@ def notebook_scores(course: Path, assignment: str, student: str):
                  for nb in sub.notebooks},
                 {f"{nb.name}.ipynb:{g.name}": (float(g.score), float(g.max_score))
                  for nb in sub.notebooks for g in nb.grades})
+
+
+def zero_scores(template: Path, assignment: str, outcomes: list[Outcome]) -> None:
+    """Give each refused outcome 0 points of the maximum for every notebook
+    and graded cell of the assignment (from the template's gradebook), so it
+    counts in scores.csv and the report as a submission that scored 0."""
+    from nbgrader.api import Gradebook
+
+    if not outcomes:
+        return
+    with Gradebook(f"sqlite:///{template / 'gradebook.db'}") as gb:
+        notebooks = gb.find_assignment(assignment).notebooks
+        scores = {f"{nb.name}.ipynb": (0.0, float(nb.max_score)) for nb in notebooks}
+        cells = {f"{nb.name}.ipynb:{c.name}": (0.0, float(c.max_score))
+                 for nb in notebooks for c in nb.grade_cells}
+    for o in outcomes:
+        o.scores, o.cells = dict(scores), dict(cells)
 
 
 def own_files(folder: Path) -> dict[str, str]:
@@ -507,12 +702,13 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     start = time.monotonic()
     student = student_dir.name
     outcome = Outcome(student)
-    course = work / student
-    log = work / f"{student}.log"
+    course, log = student_work(work, student)
+    course.parent.mkdir(parents=True)
     shutil.copytree(template, course)
     copy = course / "submitted" / student / assignment
     outcome.problems += copy_submission(student_dir / assignment, copy)
-    problems, unreadable = check_submission(copy, release, limits.notebook_bytes)
+    problems, unreadable = check_submission(copy, release, limits.notebook_bytes,
+                                            limits.max_cells)
     outcome.problems += problems + copied_from_master(copy, master_own or {})
     present = {p.name for p in copy.glob("*.ipynb")} & set(release)
     # nbgrader gives up on the whole student over one unreadable file, and on
@@ -522,12 +718,18 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     for name in unreadable or ([] if present else [min(release)]):
         shutil.copy(template / "release" / assignment / name, copy / name)
     env = install_kernel(course, limits, assignment)
-    settings: dict = {"GuardedExecute": {"max_output_bytes": limits.output_bytes}}
+    cgroup = sandbox_settings(course).get("cgroup") or {}
+    settings: dict = {"GuardedExecute": {
+        "max_output_bytes": limits.output_bytes,
+        "judge": limits.tests_in == "judge",
+        "max_notebook_output_bytes": limits.notebook_output_bytes,
+        "memory_events": cgroup.get("events", ""),
+        "sandbox_memory_bytes": cgroup.get("memory_bytes", 0)}}
     if limits.timeout is not None:
         settings["Execute"] = {"timeout": limits.timeout}
     if limits.sandbox:  # the kernel has no network: Unix sockets instead of TCP
         settings["KernelManager"] = {"transport": "ipc",
-                                     "ip": f"{env['JUPYTER_RUNTIME_DIR']}/k"}
+                                     "ip": sandbox_settings(course)["sockets"] + "/k"}
     # autograde and generate_feedback in one nbgrader process (nbgrader_steps.py);
     # only autograde runs student code, and only its kernels are sandboxed
     failed = run_steps(course, assignment, student, settings, log, env,
@@ -535,26 +737,50 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     if (course / "steps.json").exists():
         outcome.steps = json.loads((course / "steps.json").read_text())
     if failed:
-        outcome.problems.append(f"nbgrader {failed}; see logs/{log.name}")
+        outcome.problems.append(f"nbgrader {failed}; see logs/{student}.log")
     else:
         outcome.scores, outcome.cells = notebook_scores(course, assignment, student)
         outcome.graded = True
         outcome.problems += limits_hit(course / "autograded" / student / assignment)
-        for html in (course / "feedback").rglob("*.html"):
-            if HIDDEN_MARK in html.read_text(encoding="utf-8"):
-                outcome.problems.append(f"{html.name}: feedback shows hidden tests")
+        outcome.problems += hidden_code_shown(course / "feedback",
+                                              course / "source" / assignment)
     outcome.seconds = round(time.monotonic() - start, 1)
     store(outcome, course, log, keep)
-    shutil.rmtree(Path((course / "runtime").read_text()), ignore_errors=True)
+    release_kernel(course)
     shutil.rmtree(course, ignore_errors=True)
     return outcome
 
 
+def hidden_code_shown(feedback: Path, masters: Path) -> list[str]:
+    """A line for each feedback page that shows a line of its master's hidden
+    tests (the marker, or any line that only a hidden test holds)."""
+    from html import unescape
+
+    from rag_feedback import secret_lines
+    found = []
+    for page in sorted(feedback.rglob("*.html")):
+        text = unescape(page.read_text(encoding="utf-8"))
+        master = masters / f"{page.stem}.ipynb"
+        secret = secret_lines(nbformat.read(master, as_version=4)) if master.exists() else set()
+        if HIDDEN_MARK in text or any(line in text for line in secret):
+            found.append(f"{page.name}: feedback shows hidden tests")
+    return found
+
+
 # --- what is kept of each finished student, so a rerun can skip them -------
 
+def student_work(work: Path, student: str) -> tuple[Path, Path]:
+    """A student's course folder and nbgrader log while they are graded: both
+    inside work/students/<student>/, under names of the grader's own, so
+    no student id (`vic.log`, `template`) can land on another's files."""
+    return work / "students" / student / "course", work / "students" / student / "log.txt"
+
+
 def store(outcome: Outcome, course: Path, log: Path, keep: Path) -> None:
-    """Write `keep` atomically: a half-written entry never looks finished."""
-    part = keep.with_name(keep.name + ".partial")
+    """Write `keep` (--out/.students/<student>) atomically: a half-written
+    entry never looks finished. It is written in --out/.partial/<student>,
+    a folder of its own, so `vic.partial` stays a student's name."""
+    part = keep.parent.with_name(PARTIAL) / keep.name
     shutil.rmtree(part, ignore_errors=True)
     part.mkdir(parents=True)
     if (course / "feedback" / outcome.student).exists():
@@ -592,7 +818,7 @@ def grading_key(source: Path, assignment: str, limits: Limits,
                 only: list[str] | None) -> str:
     """Everything a grade depends on besides the submission itself."""
     code = [HERE / n for n in ("grade.py", "nbgrader_steps.py", "kernel_sandbox.py",
-                               "rag_feedback.py", "nbgrader_config.py", "nbgrader_cli.py")]
+                               "nbgrader_config.py", "nbgrader_cli.py")] + GRADER_FILES
     return hashlib.sha256(json.dumps({
         "masters": file_hash(source / assignment),
         "code": file_hash(*code), "assignment": assignment,
@@ -629,26 +855,32 @@ def prepare_out(out: Path, submissions: Path) -> None:
 
 
 def write_results(out: Path, outcomes: list[Outcome]) -> pd.DataFrame:
-    rows, problems = [], []
+    """scores.csv, problems.csv, grades.csv, feedback/<student>/ and
+    logs/<student>.log. Paths are built from valid student ids only (a
+    refused folder name is only ever shown, escaped); every CSV goes
+    through safe_csv."""
+    rows, problems, exports = [], [], []
     for o in outcomes:
-        keep = out / DONE / o.student
         for nb_name, (score, max_score) in sorted(o.scores.items()):
             rows.append({"student": o.student, "notebook": nb_name,
                          "score": score, "max_score": max_score})
         problems += [{"student": o.student, "problem": p} for p in o.problems]
-        if (keep / "feedback").exists():
+        if o.refused or not valid_id(o.student):
+            continue
+        keep = out / DONE / o.student
+        if (keep / "feedback").is_dir():
             shutil.copytree(keep / "feedback", out / "feedback" / o.student)
-        if (keep / "log.txt").exists():
+        if (keep / "log.txt").is_file():
             (out / "logs").mkdir(exist_ok=True)
             shutil.copy(keep / "log.txt", out / "logs" / f"{o.student}.log")
+        if o.graded and (keep / "grades.csv").is_file():
+            exports.append(read_text_csv(keep / "grades.csv"))
     scores = pd.DataFrame(rows, columns=["student", "notebook", "score", "max_score"])
-    scores.to_csv(out / "scores.csv", index=False)
-    pd.DataFrame(problems, columns=["student", "problem"]).to_csv(out / "problems.csv", index=False)
-    exports = [pd.read_csv(out / DONE / o.student / "grades.csv")
-               for o in outcomes if o.graded]
+    write_csv(scores, out / "scores.csv")
+    write_csv(pd.DataFrame(problems, columns=["student", "problem"]), out / "problems.csv")
     if exports:
         grades = pd.concat(exports, ignore_index=True).sort_values("student_id")
-        grades.to_csv(out / "grades.csv", index=False)
+        write_csv(grades, out / "grades.csv")
     return scores
 
 
@@ -695,12 +927,20 @@ def progress(total: int, done: int):
                 dynamic_ncols=True)
 
 
+def result_of(future, student: Path) -> Outcome:
+    """The future's Outcome, or the student's problem line if it raised."""
+    try:
+        return future.result()
+    except Exception as err:  # noqa: BLE001 (one student, not the class)
+        return Outcome(student.name, problems=[crash_line(err)])
+
+
 def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
     outcomes = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(grade, s) for s in todo]
+        futures = {pool.submit(grade, s): s for s in todo}
         for future in as_completed(futures):
-            outcomes.append(future.result())
+            outcomes.append(result_of(future, futures[future]))
             bar.set_postfix_str(outcomes[-1].student)
             bar.update()
     return outcomes
@@ -719,10 +959,10 @@ def run_dask(todo, address: str, grade, bar) -> list[Outcome]:
     outcomes = []
     with Client(address) as client:
         client.run(add_to_path, str(HERE))  # nbgrader_cli and kernel_sandbox
-        futures = [client.submit(grade, s, key=f"grade-{s.name}", pure=False)
-                   for s in todo]
-        for future in dask_completed(futures):
-            outcomes.append(future.result())
+        futures = {client.submit(grade, s, key=f"grade-{s.name}", pure=False): s
+                   for s in todo}
+        for future in dask_completed(list(futures)):
+            outcomes.append(result_of(future, futures[future]))
             bar.set_postfix_str(outcomes[-1].student)
             bar.update()
     return outcomes
@@ -749,6 +989,12 @@ def main(argv: list[str] | None = None) -> int:
                              "what the masters import once, then forks a clean "
                              "kernel per notebook (default); exec: one sandbox and "
                              "one new interpreter per notebook")
+    parser.add_argument("--tests-in", choices=["judge", "kernel"], default="judge",
+                        help="judge: graded test cells run outside the student's "
+                             "kernel, on answers that cross as plain data (default; "
+                             "see autograder/README.md); kernel: in the student's "
+                             "kernel, as plain nbgrader runs them (for comparison "
+                             "only: its verdicts can be forged)")
     parser.add_argument("--kernel-threads", type=int, default=None, metavar="N",
                         help="BLAS and OpenMP threads of each kernel (default: "
                              "cores / --jobs, so that parallel kernels do not "
@@ -768,18 +1014,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scratch", type=int, default=d.scratch_bytes // MB, metavar="MB",
                         help="size of a kernel's working folder and of its /tmp "
                              "(default %(default)s)")
+    parser.add_argument("--sandbox-memory", type=int, default=None, metavar="MB",
+                        help="memory of a student's whole sandbox: all its processes "
+                             "and the files of its scratch folders together, capped "
+                             "by a cgroup when run as root on a machine that has "
+                             "one (default: --memory + 2 x --scratch + "
+                             f"{SANDBOX_EXTRA // MB})")
     parser.add_argument("--max-output", type=int, default=d.output_bytes // 1024,
-                        metavar="KB", help="output kept per cell; past it the cell "
-                                           "is interrupted and fails (default %(default)s)")
+                        metavar="KB", help="output kept per cell; past it the kernel "
+                                           "is stopped, this cell and the later ones "
+                                           "fail (default %(default)s)")
+    parser.add_argument("--max-notebook-output", type=int,
+                        default=d.notebook_output_bytes // MB, metavar="MB",
+                        help="output kept for all the cells of one notebook; past it "
+                             "the kernel is stopped and the later cells fail "
+                             "(default %(default)s)")
     parser.add_argument("--max-notebook", type=int, default=d.notebook_bytes // MB,
                         metavar="MB", help="larger notebooks are not run and score 0 "
                                            "(default %(default)s)")
+    parser.add_argument("--max-cells", type=int, default=d.max_cells, metavar="N",
+                        help="notebooks with more cells are not run and score 0 "
+                             "(default %(default)s)")
     parser.add_argument("--student-timeout", type=int, default=d.student_seconds,
                         metavar="S", help="seconds before one student's grading is "
                                           "stopped (default %(default)s)")
     parser.add_argument("--sandbox-uid", type=int, default=61000, metavar="UID",
                         help="when run as root, student i's kernel runs as UID+i "
                              "(default %(default)s)")
+    parser.add_argument("--max-files", type=int, default=MAX_FILES, metavar="N",
+                        help="files and folders one student's assignment folder "
+                             "may hold, counted at any depth (the project's "
+                             "corpus/ too); a larger one is not graded and scores "
+                             "0 (default %(default)s)")
     parser.add_argument("--notebook", action="append", metavar="NAME",
                         help="grade only this notebook of the assignment (name "
                              "without .ipynb; repeat for more); the others are "
@@ -793,8 +1059,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sandbox bwrap needs bubblewrap (apt-get install bubblewrap); "
                      "pass --sandbox none to grade without it")
     for name in ("memory", "processes", "file_size", "scratch", "max_output",
-                 "max_notebook", "student_timeout"):
-        if getattr(args, name) < 1:
+                 "max_notebook", "student_timeout", "max_files", "max_notebook_output",
+                 "max_cells", "sandbox_memory"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     submissions, out = args.submissions.resolve(), args.out.resolve()
     if args.jobs < 1:
@@ -809,8 +1076,8 @@ def main(argv: list[str] | None = None) -> int:
     source = args.source.resolve()
     if not (source / args.assignment).is_dir():
         parser.error(f"--assignment {args.assignment!r} has no folder in {source}")
-    students = sorted(p for p in submissions.iterdir() if (p / args.assignment).is_dir())
-    if not students:
+    students, refused = find_students(submissions, args.assignment, args.max_files)
+    if not students and not refused:
         parser.error(f"--submissions has no <student>/{args.assignment}/ folders: {submissions}")
     masters = {p.stem for p in (source / args.assignment).glob("*.ipynb")}
     for name in args.notebook or []:
@@ -822,18 +1089,40 @@ def main(argv: list[str] | None = None) -> int:
                     scratch_bytes=args.scratch * MB, output_bytes=args.max_output * 1024,
                     notebook_bytes=args.max_notebook * MB, timeout=args.timeout,
                     student_seconds=args.student_timeout, kernel_start=args.kernel_start,
-                    threads=threads)
+                    tests_in=args.tests_in, threads=threads,
+                    notebook_output_bytes=args.max_notebook_output * MB,
+                    max_cells=args.max_cells,
+                    sandbox_memory_bytes=args.sandbox_memory * MB
+                    if args.sandbox_memory else None)
+    if limits.sandbox:  # once: how much of the sandbox a cgroup caps here
+        from kernel_sandbox import cgroup_note
+
+        print(cgroup_note(limits.sandbox_memory_bytes, limits.processes + SANDBOX_TASKS)
+              + (" (on this machine; the Dask workers decide for themselves)"
+                 if args.scheduler else ""), flush=True)
     prepare_out(out, submissions)
-    before = {s.name: digest(s) for s in students}
     key = grading_key(source, args.assignment, limits, args.notebook)
-    keys = {s.name: student_key(s, key) for s in students}
+    before, keys = {}, {}
+    for s in list(students):  # a student whose files cannot be read: their problem
+        try:
+            before[s.name] = digest(s)
+            keys[s.name] = student_key(s, key)
+        except Exception as err:  # noqa: BLE001 (one student, not the class)
+            students.remove(s)
+            refused.append(Outcome(s.name, problems=[crash_line(err)]))
     done_dir = out / DONE
     for old in done_dir.iterdir():  # students gone or changed since: forget them
         if old.name not in keys or not finished(old, keys[old.name]):
-            shutil.rmtree(old)
-    reused = {s.name: load(done_dir / s.name) for s in students
-              if finished(done_dir / s.name, keys[s.name])}
+            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+    reused = {}
+    for s in students:
+        if finished(done_dir / s.name, keys[s.name]):
+            try:
+                reused[s.name] = load(done_dir / s.name)
+            except Exception:  # noqa: BLE001 (a damaged entry: grade again)
+                shutil.rmtree(done_dir / s.name)
     todo = [s for s in students if s.name not in reused]
+    blocked = [o for o in refused if o.refused]  # scored 0 for every notebook
     uid = {s.name: args.sandbox_uid + i for i, s in enumerate(students)}
     bar = progress(len(students), len(reused))
     # Dask workers elsewhere must see the template: keep it beside the results
@@ -841,31 +1130,43 @@ def main(argv: list[str] | None = None) -> int:
                                      dir=out if args.scheduler else None) as tmp:
         work = Path(tmp)
         fresh: list[Outcome] = []
-        if todo:
+        if todo or blocked:
             template = prepare_template(work, args.assignment, args.notebook, source)
+            zero_scores(template, args.assignment, blocked)
+        if todo:
             release = release_cells(template / "release" / args.assignment)
             master_own = own_files(source / args.assignment)
 
             def grade(s: Path) -> Outcome:
-                mine = Limits(**{**asdict(limits), "uid": uid[s.name]
-                                 if limits.sandbox and os.geteuid() == 0 else None})
                 try:
+                    mine = Limits(**{**asdict(limits), "uid": uid[s.name]
+                                     if limits.sandbox and os.geteuid() == 0 else None})
                     o = grade_one(s, args.assignment, template, work, release,
                                   mine, done_dir / s.name, master_own)
-                except Exception as err:  # noqa: BLE001 (one student, not the class)
-                    # stored without a key, so the next run tries again
-                    o = Outcome(s.name, problems=[f"grading crashed: {err!r}"])
-                    store(o, work / s.name, work / f"{s.name}.log", done_dir / s.name)
+                    (done_dir / s.name / "key").write_text(keys[s.name])
                     return o
-                (done_dir / s.name / "key").write_text(keys[s.name])
-                return o
+                except Exception as err:  # noqa: BLE001 (one student, not the class)
+                    o = Outcome(s.name, problems=[crash_line(err)])
+                    course, log = student_work(work, s.name)
+                    try:
+                        if (course / "runtime").exists():  # its kernel's folder was made
+                            release_kernel(course)
+                    except Exception:  # noqa: BLE001 (the problem line says enough)
+                        pass
+                    try:  # stored without a key (for its log): the next run tries again
+                        store(o, course, log, done_dir / s.name)
+                    except Exception:  # noqa: BLE001 (the problem line says enough)
+                        pass
+                    return o
 
             if args.scheduler:
                 fresh = run_dask(todo, args.scheduler, grade, bar)
             else:
                 fresh = run_local(todo, args.jobs, grade, bar)
     bar.close()
-    outcomes = sorted([*reused.values(), *fresh], key=lambda o: o.student)
+    outcomes = sorted([*reused.values(), *fresh, *refused], key=lambda o: o.student)
+    for o in outcomes:  # file names and messages a student chose: printable
+        o.problems = [plain(p) for p in o.problems]
     scores = write_results(out, outcomes)
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
@@ -878,15 +1179,17 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as err:  # noqa: BLE001 (the grades are written already)
             print(f"report.html not written: {err!r}", file=sys.stderr)
 
-    print(f"graded {sum(o.graded for o in outcomes)} of {len(outcomes)} students "
-          f"-> {out}" + (f" ({len(reused)} kept from an earlier run)" if reused else ""))
+    print(f"graded {sum(o.graded or o.refused for o in outcomes)} of {len(outcomes)} "
+          f"students -> {out}"
+          + (f" ({len(reused)} kept from an earlier run)" if reused else "")
+          + (f"; {len(blocked)} submission(s) refused and scored 0" if blocked else ""))
     if not scores.empty:
         print(grade_table(scores).to_string(float_format=lambda v: f"{v:g}"))
     trouble = [(o.student, p) for o in outcomes for p in o.problems]
     for student, problem in trouble:
         print(f"  ! {student}: {problem}")
     print(where_results_went(out, len(trouble)))
-    failed = [o.student for o in outcomes if not o.graded]
+    failed = [o.student for o in outcomes if not (o.graded or o.refused)]
     leaked = [p for _, p in trouble if "feedback shows hidden tests" in p]
     return 1 if failed or leaked else 0
 

@@ -29,7 +29,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from kernel_sandbox import start_zygote, stop_zygote
+from kernel_sandbox import runtime_tmpfs, start_zygote, stop_zygote
 from nbgrader_cli import die_with_parent
 
 
@@ -52,7 +52,20 @@ def child(course: str, assignment: str, student: str, settings: str, log: str,
     os._exit(code)  # no atexit handlers of the server it was forked from
 
 
+def sockets_on_tmpfs(course: str) -> None:
+    """As root, the kernels' sockets folder becomes a small tmpfs of its own,
+    mounted nosymfollow in a mount namespace private to this process and the
+    kernels it starts (kernel_sandbox.runtime_tmpfs); it goes when they do.
+    Before nbgrader starts a thread: a mount namespace is per thread."""
+    settings = Path(course, "kernel_sandbox.json")
+    if settings.exists() and os.geteuid() == 0:
+        s = json.loads(settings.read_text(encoding="utf-8"))
+        if why := runtime_tmpfs(s["sockets"], s.get("uid")):
+            print(f"kernel_sandbox: the kernels' sockets folder: {why}", flush=True)
+
+
 def main(course: str, assignment: str, student: str, settings: str) -> int:
+    sockets_on_tmpfs(course)
     os.chdir(course)  # nbgrader_config.py looks for rag_feedback.py here
     sys.path.insert(0, course)
     config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()

@@ -28,14 +28,18 @@ import ast
 import asyncio
 import html
 import re
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
 from nbconvert.exporters import HTMLExporter
 from nbconvert.exporters import html as nbconvert_html
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Integer
+from traitlets import Bool, Integer, Unicode
 
 # spelt in two pieces so that this file, which the student bundle ships for
 # `make check`, holds no line that reads as a marker itself
@@ -129,18 +133,40 @@ def cut_hidden(source: str) -> tuple[str, bool]:
     return "\n".join(kept), found
 
 
+def secret_lines(nb, shortest: int = 20) -> set[str]:
+    """Lines of `nb`'s hidden tests that appear nowhere else in it (stripped,
+    at least `shortest` characters): finding one in a feedback page means
+    the page shows hidden code, whatever marker was or was not removed."""
+    hidden, shown = set(), set()
+    for cell in nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            marker = line.strip()
+            if marker in (BEGIN, END):
+                inside = marker == BEGIN
+            elif len(marker) >= shortest:
+                (hidden if inside else shown).add(marker)
+    return hidden - shown
+
+
 class RedactHiddenTests(NbGraderPreprocessor):
     """Strip hidden test code (and tracebacks that quote it) from feedback."""
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
+        hidden = is_hidden(cell)
         cell.source, had_hidden = cut_hidden(cell.source)
-        if had_hidden:
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "error":
-                    # the traceback quotes the failing line, which may be hidden
-                    out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"]
+        if had_hidden or hidden:
+            # a hidden test's feedback is its verdict: the error's name and
+            # message, never its traceback (which quotes the failing line)
+            # nor anything else the cell printed
+            cell.outputs = [new_output("error", ename=out.get("ename", "Error"),
+                                       evalue=out.get("evalue", ""),
+                                       traceback=[f"{out.get('ename', 'Error')}: "
+                                                  f"{out.get('evalue', '')}"])
+                            for out in cell.get("outputs", [])
+                            if out.get("output_type") == "error"][:1]
         return cell, resources
 
 
@@ -266,42 +292,219 @@ class GuardedExecute(Execute):
       received): past the cap nothing more is kept, a note says so, and the
       kernel is stopped (so, as below, this cell and the later ones fail)
       instead of the grader filling its memory with a gigabyte of prints.
+    * So is the output of all the notebook's cells together, at
+      `max_notebook_output_bytes` (a hook can print just under the cell's
+      cap before every cell): past it, the same.
     * A kernel that dies (os._exit, a segfault, SIGKILL, the memory limit)
       fails the cell it died in and every code cell after it, while the
       cells before it keep their points; plain nbgrader gives up on the
-      whole notebook instead. So does a cell whose output does not settle
-      after its time limit: it fails, and the next cells still run.
+      whole notebook instead.
+    * A cell interrupted at its time limit fails. If the interrupt does not
+      stop it (the cell ignores SIGINT), the kernel is stopped after
+      `interrupt_grace` seconds more and every later code cell fails at
+      once, instead of each waiting out its own time limit behind it.
+    * With `memory_events` (the sandbox's cgroup, grade.py), a cell during
+      which the sandbox ran out of memory, and a process in it was killed,
+      fails with a MemoryError.
     """
 
     max_output_bytes = Integer(
         2_000_000, help="bytes of output kept per cell; the cell fails past it"
     ).tag(config=True)
 
+    max_notebook_output_bytes = Integer(
+        20_000_000, help="bytes of output kept for all a notebook's cells; past "
+                         "it the kernel is stopped and the later cells fail"
+    ).tag(config=True)
+
+    interrupt_grace = Integer(
+        5, help="seconds a cell interrupted at its time limit (and whose output "
+                "did not settle) has to stop before the kernel is stopped"
+    ).tag(config=True)
+
+    memory_events = Unicode(
+        "", help="the sandbox cgroup's memory.events (memory.oom_control in "
+                 "cgroup v1), whose oom_kill count is read after each cell"
+    ).tag(config=True)
+
+    sandbox_memory_bytes = Integer(
+        0, help="the sandbox cgroup's memory cap (for the message)"
+    ).tag(config=True)
+
+    judge = Bool(
+        True, help="run graded test cells in the judge (judge.py), outside the "
+                   "student's kernel; off: in the kernel, as plain nbgrader does"
+    ).tag(config=True)
+
     def preprocess(self, nb, resources=None, km=None):
         self._died_in = None
+        self._not_run = None  # what the code cells after _died_in say
         self._output_sizes: dict[int, int] = {}
-        return super().preprocess(nb, resources, km)
+        self._notebook_output = 0
+        self._flooded_in = None  # the cell whose output passed a cap
+        self._stopping = None    # the kernel's shutdown, once begun
+        self._judge = None
+        try:
+            nb, resources = super().preprocess(nb, resources, km)
+        finally:
+            if self._judge is not None:
+                self._judge.close()
+        for cell in nb.cells:
+            # nbgrader gives full points to a cell whose first output is a
+            # non-numeric result, even when an error follows it: any error
+            # output scores 0 here
+            outs = cell.get("outputs", [])
+            if nbgrader_meta(cell).get("grade") and any(
+                    o.get("output_type") == "error" for o in outs):
+                cell.outputs = [o for o in outs if o.get("output_type") != "execute_result"]
+        return nb, resources
+
+    def _judge_cell(self, cell, resources, index):
+        """A graded test cell's outputs as the judge decides them; None for a
+        cell the kernel runs (a locked one is also run in the judge when a
+        test needs what it defines)."""
+        meta = nbgrader_meta(cell)
+        if self._judge is None:
+            from judge import Judge
+            kinds = [("test" if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")
+                      else "setup" if nbgrader_meta(c).get("locked") and not nbgrader_meta(c).get("solution")
+                      else "other", c.source if c.cell_type == "code" else "")
+                     for c in self.nb.cells]
+            folder = resources.get("metadata", {}).get("path") or "."
+            self._judge = Judge(self.km, kinds, folder, float(self.timeout or 120))
+            self._judge.connect()  # before any of the student's code runs
+        if meta.get("grade") and not meta.get("solution"):
+            label = f"<test {meta.get('grade_id', index)}>"
+            verdict = [new_output(**o) for o in
+                       self._judge.run_test(cell.source, label, is_hidden(cell))]
+            self._drain_iopub()
+            return verdict
+        if meta.get("locked") and not meta.get("solution"):
+            self._judge.run_setup(index, cell.source)
+            self._drain_iopub()
+        return None
+
+    def _drain_iopub(self) -> None:
+        """Read away what the judge's requests made the kernel publish (two
+        status messages a call, and anything the student's code printed):
+        none of it belongs to a cell, and thousands of them queued before the
+        next cell would make nbclient miss that cell's own output in time."""
+        async def drain():
+            stop = time.monotonic() + 30  # a thread that prints forever
+            while time.monotonic() < stop:
+                try:
+                    await ensure_async(self.kc.iopub_channel.get_msg(timeout=0.01))
+                except Empty:
+                    return
+
+        run_sync(drain)()
 
     def preprocess_cell(self, cell, resources, index):
+        if self._died_in is None and self.judge and cell.cell_type == "code":
+            kills = self._oom_kills()
+            verdict = self._judge_cell(cell, resources, index)
+            if verdict is not None:
+                cell.outputs = verdict
+                self._after_judged(cell, index, kills)
+                return cell, resources
         if self._died_in is not None:
             if cell.cell_type == "code":
                 cell.outputs = [error_output(
-                    "KernelDied", f"not run: the kernel died in cell "
-                                  f"{self._died_in} and was not restarted")]
+                    "KernelDied", self._not_run or f"not run: the kernel died in "
+                                  f"cell {self._died_in} and was not restarted")]
             return cell, resources
+        kills = self._oom_kills()
         try:
-            return super().preprocess_cell(cell, resources, index)
+            cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
             self._died_in = index
-            cell.outputs.append(error_output(
-                "KernelDied", "the kernel died while running this cell "
-                              "(exit, crash, or a resource limit)"))
-            return cell, resources
+            cell.outputs.append(error_output("KernelDied", DIED))
         except CellTimeoutError as err:
-            # the kernel was interrupted but its output did not settle in
-            # time; this cell fails, the next ones still run
+            # interrupted at its time limit, but its output did not settle
             cell.outputs.append(error_output("CellTimeoutError", str(err).splitlines()[0]))
-            return cell, resources
+            if self._flooded_in != index and not self._responds(self.interrupt_grace):
+                # it ignores the interrupt: every later cell would wait out
+                # its own time limit behind it
+                self._stop_kernel()
+                self._died_in = index
+                self._not_run = (f"not run: the kernel was stopped in cell {index}, "
+                                 "which ignored the interrupt at its time limit")
+                cell.outputs.append(error_output("KernelStopped", IGNORED_INTERRUPT))
+        if self._flooded_in == index and self._died_in is None:
+            # the cell ended before the kernel's stop landed: the same outcome
+            self._stop_kernel()
+            self._died_in = index
+            cell.outputs.append(error_output("KernelDied", DIED))
+        if (killed := self._oom_kills() - kills) > 0:
+            cell.outputs.append(error_output("MemoryError", (
+                f"the sandbox ran out of memory: its processes together passed "
+                f"{self.sandbox_memory_bytes // 2 ** 20} MB, and {killed} of them "
+                f"{'was' if killed == 1 else 'were'} killed")))
+        return cell, resources
+
+    def _after_judged(self, cell, index: int, kills: int) -> None:
+        """What a judged cell's calls did to the kernel: a death or an
+        ignored interrupt stops the notebook there, as in a cell it runs."""
+        names = [o.get("ename") for o in cell.outputs if o.get("output_type") == "error"]
+        if "KernelDied" in names:
+            self._died_in = index
+        elif "CellTimeoutError" in names and not self._responds(self.interrupt_grace):
+            self._stop_kernel()
+            self._died_in = index
+            self._not_run = (f"not run: the kernel was stopped in cell {index}, "
+                             "which ignored the interrupt at its time limit")
+            cell.outputs.append(error_output("KernelStopped", IGNORED_INTERRUPT))
+        if (killed := self._oom_kills() - kills) > 0:
+            cell.outputs.append(error_output("MemoryError", (
+                f"the sandbox ran out of memory: its processes together passed "
+                f"{self.sandbox_memory_bytes // 2 ** 20} MB, and {killed} of them "
+                f"{'was' if killed == 1 else 'were'} killed")))
+
+    def _oom_kills(self) -> int:
+        """Processes the OOM killer has killed in the sandbox's cgroup."""
+        if not self.memory_events:
+            return 0
+        try:
+            text = Path(self.memory_events).read_text()
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return int(value)
+        return 0
+
+    def _responds(self, seconds: float) -> bool:
+        """Whether the kernel answers a kernel_info request within `seconds`
+        (it does not while a cell keeps it busy)."""
+        async def ask() -> bool:
+            msg_id = self.kc.kernel_info()
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+                except Empty:
+                    return False
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return True
+            return False
+
+        try:
+            return run_sync(ask)()
+        except Exception:  # noqa: BLE001 (a kernel that cannot answer does not)
+            return False
+
+    def _stop_kernel(self) -> None:
+        """Stop the kernel (once), and wait until it is stopped."""
+        async def stop():
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self.km.shutdown_kernel(now=True))
+            await self._stopping
+
+        try:
+            run_sync(stop)()
+        except Exception:  # noqa: BLE001 (already gone)
+            pass
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
@@ -309,17 +512,32 @@ class GuardedExecute(Execute):
             len(str(v)) for v in content.get("data", {}).values())
         used = self._output_sizes.get(cell_index, 0) + size
         self._output_sizes[cell_index] = used
-        if used <= self.max_output_bytes:
+        self._notebook_output += size
+        if used <= self.max_output_bytes and \
+                self._notebook_output <= self.max_notebook_output_bytes:
             return super().output(outs, msg, display_id, cell_index)
-        if used - size <= self.max_output_bytes:  # the first message past it
-            outs.append(new_output(
-                "stream", name="stderr",
-                text=f"\n[output stopped: more than {self.max_output_bytes} "
-                     "bytes; the kernel was stopped]\n"))
+        if self._flooded_in is None:  # the first message past a cap
+            self._flooded_in = cell_index
+            if used > self.max_output_bytes:
+                note = f"{OUTPUT_STOPPED} more than {self.max_output_bytes} bytes"
+            else:
+                note = (f"{NOTEBOOK_OUTPUT_STOPPED} more than "
+                        f"{self.max_notebook_output_bytes} bytes from this notebook's cells")
+            outs.append(new_output("stream", name="stderr",
+                                   text=f"\n{note}; the kernel was stopped]\n"))
             # an interrupt races the flood (the kernel may drown in its own
             # queued messages first); stopping it gives one outcome every time
-            asyncio.ensure_future(self.km.shutdown_kernel(now=True))
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self.km.shutdown_kernel(now=True))
         return None
+
+
+# what a failing cell's outputs say (grade.py turns them into problems.csv lines)
+DIED = "the kernel died while running this cell (exit, crash, or a resource limit)"
+IGNORED_INTERRUPT = ("the cell ignored the interrupt at its time limit; the kernel "
+                     "was stopped")
+OUTPUT_STOPPED = "[output stopped:"
+NOTEBOOK_OUTPUT_STOPPED = "[notebook output stopped:"
 
 
 def error_output(name: str, value: str):

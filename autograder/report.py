@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from safe_csv import write_csv
+
 
 def tables(scores: pd.DataFrame, outcomes) -> tuple[pd.DataFrame, pd.DataFrame,
                                                     pd.DataFrame]:
@@ -69,9 +71,9 @@ def write(out: Path, scores: pd.DataFrame, outcomes) -> Path:
     folder = out / "report"
     folder.mkdir(exist_ok=True)
     totals, tests, problems = tables(scores, outcomes)
-    totals.to_csv(folder / "totals.csv", index=False)
-    tests.to_csv(folder / "tests.csv", index=False)
-    problems.to_csv(folder / "problems.csv", index=False)
+    write_csv(totals, folder / "totals.csv")  # no cell a spreadsheet runs
+    write_csv(tests, folder / "tests.csv")
+    write_csv(problems, folder / "problems.csv")
     figures(folder, totals, tests)
     esc = html.escape
     page = ["<!doctype html><meta charset='utf-8'><title>Class report</title>",

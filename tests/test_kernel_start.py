@@ -6,6 +6,8 @@ once per student and forks each notebook's kernel from there
 that make it safe: a notebook computes exactly what it computes in a kernel
 of its own, and a kernel leaves nothing behind for the next notebook.
 """
+import difflib
+import hashlib
 import json
 import re
 import shutil
@@ -24,25 +26,77 @@ from make_hostile import code, text  # noqa: E402
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="the zygote lives in a bubblewrap sandbox")
 
-STDERR = re.compile(r'<div class="output_area">\s*<div class="prompt"></div>\s*'
-                    r'<div class="output_subarea output_stream output_stderr '
-                    r'output_text">.*?</div>\s*</div>', re.S)
 PNG = re.compile(r"data:image/png;base64,[A-Za-z0-9+/=]+")
 
 
 def what_it_shows(html: str) -> str:
-    """A feedback page without its pictures' bytes and its warnings (an
-    import warning is printed where the import ran: the zygote's log)."""
-    return re.sub(r"\n\s*\n", "\n", PNG.sub("PNG", STDERR.sub("", html)))
+    """A feedback page without its pictures' bytes (the autograded
+    notebooks' outputs are compared with them)."""
+    return re.sub(r"\n\s*\n", "\n", PNG.sub("PNG", html))
+
+
+def cell_outputs(notebook: Path) -> dict[str, list[dict]]:
+    """Each code cell's outputs in an autograded notebook, by grade_id (or
+    position and first line), without execution counts and metadata; a
+    picture by the hash of its bytes."""
+    nb = nbformat.read(notebook, as_version=4)
+    cells = {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        m = cell.metadata.get("nbgrader", {})
+        kind = "graded" if m.get("grade") else "locked" if m.get("locked") else "cell"
+        first = (cell.source.strip().splitlines() or [""])[0][:60]
+        name = f"{kind} {m['grade_id']}" if m.get("grade_id") else f"cell {i} ({first})"
+        outs = []
+        for out in cell.get("outputs", []):
+            out = {k: v for k, v in out.items() if k not in ("metadata", "execution_count")}
+            if "data" in out:
+                out["data"] = {k: hashlib.sha256(v.encode()).hexdigest()[:12]
+                               if k.startswith("image/") else v
+                               for k, v in out["data"].items()}
+            outs.append(out)
+        cells[name] = outs
+    return cells
+
+
+def as_lines(outputs: list[dict] | None) -> list[str]:
+    """A cell's outputs as lines of text, each output headed by its kind."""
+    lines = []
+    for i, out in enumerate(outputs or []):
+        kind = out["output_type"]
+        if kind == "stream":
+            lines += [f"[{i}] {out['name']}", *out["text"].splitlines()]
+        elif kind == "error":
+            lines += [f"[{i}] error {out['ename']}: {out['evalue']}"]
+        else:
+            for mime, value in out.get("data", {}).items():
+                text = value if isinstance(value, str) else json.dumps(value)
+                lines += [f"[{i}] {kind} {mime}", *text.splitlines()]
+    return lines
+
+
+def differences(exec_cells: dict[str, list], fork_cells: dict[str, list]) -> list[str]:
+    """What differs between two notebooks' cell outputs, cell by cell."""
+    found = []
+    for name in [*exec_cells, *(n for n in fork_cells if n not in exec_cells)]:
+        a, b = exec_cells.get(name), fork_cells.get(name)
+        if a != b:
+            diff = difflib.unified_diff(as_lines(a), as_lines(b), "exec", "fork",
+                                        lineterm="", n=1)
+            found.append(f"{name}: {len(a or [])} outputs (exec) / {len(b or [])} (fork)\n"
+                         + "\n".join(list(diff)[:40]))
+    return found
 
 
 def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
     """Two notebooks that print pandas tables and draw: the same scores,
-    outputs and figures either way."""
+    and every code cell (graded, locked or not) shows the same outputs and
+    figures in the autograded notebook and on the feedback page either way."""
     subs = tmp_path / "subs"
     shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
     only = ["--notebook", "02_pipeline", "--notebook", "07_measuring", "--no-report"]
-    pages = {}
+    pages, outputs = {}, {}
     for how in ("exec", "fork"):
         proc = run_grader(subs, tmp_path / how, "--kernel-start", how, *only)
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -51,10 +105,59 @@ def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
                       for p in sorted(folder.glob("*.html"))}
         assert len(pages[how]) == 2
         assert all("PNG" in page for page in pages[how].values())
+        graded = tmp_path / how / ".students" / "ada_complete" / "autograded" / "lab"
+        outputs[how] = {p.name: cell_outputs(p) for p in sorted(graded.glob("*.ipynb"))}
+        assert sorted(outputs[how]) == ["02_pipeline.ipynb", "07_measuring.ipynb"]
+    for name, cells in outputs["exec"].items():
+        assert any(n.startswith("graded ") for n in cells) and \
+            any(n.startswith("locked ") for n in cells), name
+        assert cells.keys() == outputs["fork"][name].keys(), name
+        found = differences(cells, outputs["fork"][name])
+        assert not found, f"{name}: outputs differ between exec and fork\n" + "\n".join(found)
     for name, page in pages["exec"].items():
         assert pages["fork"][name] == page, name
     assert (tmp_path / "exec" / "scores.csv").read_text() == \
         (tmp_path / "fork" / "scores.csv").read_text()
+
+
+SPLIT = """import sys
+sys.stdout.write("16")
+sys.stdout.flush()  # what a kernel busy or starved for 0.2 s mid-print does
+print(" of 43 questions rank differently")"""
+PANDAS = """import pandas as pd
+print(pd.get_option("display.max_columns"))"""
+
+
+def test_a_cell_shows_what_it_printed_however_the_kernel_started(tmp_path):
+    """ipykernel sends a cell's stdout in pieces, every 0.2 s: the
+    autograded notebook holds one output per stream all the same, as Jupyter
+    shows it; and pandas shows tables as in Jupyter (display.max_columns 20)
+    whether it was imported in the zygote or by the kernel's guard."""
+    source = tmp_path / "source" / "printing"
+    source.mkdir(parents=True)
+    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
+                                               "language": "python", "name": "python3"}})
+    nb.cells = [text("# Printing", "intro"), code(PANDAS, "setup", "locked"),
+                code(SPLIT, "split", "locked"),
+                code("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", "solution"),
+                code("assert x == 1", "check", "test", 1)]
+    nbformat.write(nb, source / "printing.ipynb")
+    subs = tmp_path / "subs" / "pia" / "printing"
+    subs.mkdir(parents=True)
+    nbformat.write(nb, subs / "printing.ipynb")
+    for how in ("exec", "fork"):
+        out = tmp_path / how
+        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
+                          "--assignment", "printing", "--kernel-start", how, "--no-report")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        cells = cell_outputs(out / ".students" / "pia" / "autograded" / "printing"
+                             / "printing.ipynb")
+        stream = {"output_type": "stream", "name": "stdout"}
+        assert cells["locked split"] == [
+            {**stream, "text": "16 of 43 questions rank differently\n"}], (how, cells)
+        assert cells["locked setup"] == [{**stream, "text": "20\n"}], (how, cells)
+        page = (out / "feedback" / "pia" / "printing" / "printing.html").read_text()
+        assert "16 of 43 questions rank differently" in page, how
 
 
 LEAVE = '''import os, pathlib, subprocess
@@ -64,14 +167,18 @@ pathlib.Path("/tmp/left.txt").write_text("x")
 os.environ["LEFT"] = "x"
 import builtins
 builtins.LEFT = "x"'''
+# what notebook two's kernel finds (its answer cell: test cells run in the
+# judge, outside the kernel, so the kernel's own code must look)
 FIND = '''import os, pathlib
-others = [p.name for p in pathlib.Path("/proc").iterdir() if p.name.isdigit()
-          and b"sleep" in (p / "cmdline").read_bytes()]
-assert others == [], f"processes left: {others}"
-assert not pathlib.Path("left.txt").exists(), "a file left in the folder"
-assert not pathlib.Path("/tmp/left.txt").exists(), "a file left in /tmp"
-assert "LEFT" not in os.environ, "an environment variable left"
-assert "LEFT" not in dir(__builtins__), "a builtin left"'''
+found = {"processes": [p.name for p in pathlib.Path("/proc").iterdir() if p.name.isdigit()
+                       and b"sleep" in (p / "cmdline").read_bytes()],
+         "folder file": pathlib.Path("left.txt").exists(),
+         "tmp file": pathlib.Path("/tmp/left.txt").exists(),
+         "variable": "LEFT" in os.environ,
+         "builtin": "LEFT" in dir(__builtins__)}'''
+NOTHING = '''nothing = {"processes": [], "folder file": False, "tmp file": False,
+           "variable": False, "builtin": False}
+assert found == nothing, f"left behind: {found}"'''
 
 
 def two_notebooks(source: Path) -> None:
@@ -86,8 +193,8 @@ def two_notebooks(source: Path) -> None:
                 code("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "one_a", "solution"),
                 code("assert x == 1", "one_test", "test", 1)],
         "two": [text("# Two", "two"), code("import numpy", "two_setup", "locked"),
-                code("### BEGIN SOLUTION\ny = 1\n### END SOLUTION", "two_a", "solution"),
-                code(FIND, "two_test", "test", 1)],
+                code(f"### BEGIN SOLUTION\n{FIND}\n### END SOLUTION", "two_a", "solution"),
+                code(NOTHING, "two_test", "test", 1)],
     }.items():
         nb = new_notebook(metadata=kernelspec)
         nb.cells = cells
@@ -128,7 +235,8 @@ def test_a_kernel_leaves_nothing_for_the_next_notebook(tmp_path):
 THREADS = '''import os
 from threadpoolctl import threadpool_info
 blas = {p["internal_api"]: p["num_threads"] for p in threadpool_info()}
-assert os.environ.get("OPENBLAS_NUM_THREADS") == "1", os.environ.get("OPENBLAS_NUM_THREADS")
+variable = os.environ.get("OPENBLAS_NUM_THREADS")'''
+ONE_THREAD = '''assert variable == "1", variable
 assert blas.get("openblas") == 1, blas'''
 
 
@@ -143,8 +251,8 @@ def test_parallel_kernels_get_one_blas_thread_per_core(tmp_path):
     nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
                                                "language": "python", "name": "python3"}})
     nb.cells = [text("# Threads", "intro"), code("import numpy", "setup", "locked"),
-                code("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", "solution"),
-                code(THREADS, "check", "test", 1)]
+                code(f"### BEGIN SOLUTION\n{THREADS}\n### END SOLUTION", "answer", "solution"),
+                code(ONE_THREAD, "check", "test", 1)]
     nbformat.write(nb, source / "threads.ipynb")
     subs = tmp_path / "subs" / "tia" / "threads"
     subs.mkdir(parents=True)

@@ -7,8 +7,10 @@ The assignment is a three-part notebook of its own (source/hostile/tiny.ipynb
 here, 8 points: A 2+1, B 2+1, C 2), small so that the whole class grades in
 about a minute. Every case starts from the release nbgrader makes of it and
 changes it the way an attacker, or a careless student, would. The output is
-committed: source/, submissions/<case>/hostile/ and expected.csv; the
-200 MB notebook is not, `big_notebook` writes it when the test runs.
+committed: source/, submissions/<case>/hostile/ and expected.csv. The cases
+in AT_TEST_TIME are not: `at_test_time` writes them when the test runs (a
+200 MB notebook, 20,000 files, symbolic links that point out of the
+repository, a named pipe: nothing git should hold).
 tests/test_hostile.py grades the class in one batch and checks every row.
 
 A case's expected score is what a correct grader must give, worked out
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -29,6 +32,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+from grade import LINK_REFUSED, MAX_FILES  # noqa: E402  (the documented default)
 from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
 
 ASSIGNMENT = "hostile"
@@ -37,6 +41,13 @@ POINTS = {"a": 3.0, "b": 3.0, "c": 2.0}  # per part: visible + hidden
 FULL = sum(POINTS.values())
 PORT = 47613  # the test listens here on the grader's loopback
 BIG_MB = 200
+MANY = 20_000  # small files beside the notebook of too_many_files
+# test_hostile.py grades with these (--max-output KB, --max-notebook-output
+# MB, --max-cells N): notebook_output_flood's cells each print just under
+# the cell's cap, FLOOD_CELLS of them pass the notebook's
+MAX_OUTPUT_KB, MAX_NOTEBOOK_OUTPUT_MB, MAX_CELLS = 256, 1, 100
+FLOOD_PRINT = 250_000  # characters each flood cell prints (and a newline)
+FLOOD_CELLS = MAX_NOTEBOOK_OUTPUT_MB * 2 ** 20 // (FLOOD_PRINT + 1) + 1
 
 
 def meta(gid: str, kind: str, points: int | None = None) -> dict:
@@ -224,9 +235,67 @@ ATTACKS = {
                        "    return real_len(things)\n\n"
                        "builtins.len = fake_len\n\n"
                        "def word_count(text):\n    return 4"),
+    # the judge (judge.py) decides test cells outside the kernel; each of
+    # these forged part A's points when the tests ran in the student's kernel
+    "ast_transformer": ("tiny_a", "import ast\n\n"
+                        "class Swallow(ast.NodeTransformer):\n"
+                        "    def visit_Module(self, node):\n"
+                        "        catch = ast.ExceptHandler(type=ast.Name('BaseException', ast.Load()),\n"
+                        "                                  name=None, body=[ast.Pass()])\n"
+                        "        wrapped = ast.Try(body=node.body or [ast.Pass()], handlers=[catch],\n"
+                        "                          orelse=[], finalbody=[])\n"
+                        "        return ast.fix_missing_locations(ast.Module([wrapped], []))\n\n"
+                        "get_ipython().ast_transformers.append(Swallow())\n\n"
+                        "def word_count(text):\n    raise NotImplementedError()"),
+    "pre_run_hook": ("tiny_a", "import sys\n\n"
+                     "def say_ok(*_):\n    sys.displayhook('ok')\n\n"
+                     "get_ipython().events.register('pre_run_cell', say_ok)\n\n"
+                     "def word_count(text):\n    raise NotImplementedError()"),
+    "displayhook_call": ("tiny_a", "import sys\n\n"
+                         "def word_count(text):\n    sys.displayhook('ok')\n"
+                         "    raise NotImplementedError()"),
+    "lying_lambda_eq": ("tiny_a", "class Liar(int):\n    pass\n\n"
+                        "Liar.__eq__ = lambda self, other: True\n"
+                        "Liar.__hash__ = int.__hash__\n\n"
+                        "def word_count(text):\n    return Liar(0)"),
+    "lying_str": ("tiny_c", "class Yes(str):\n    pass\n\n"
+                  "Yes.__eq__ = lambda self, other: True\n\n"
+                  "def shout(text):\n    return Yes('')"),
+    "patch_fresh_code": ("tiny_a", "import ragkit.reference\n\n"
+                         "def word_count(text):\n"
+                         "    if text.startswith('Laser'):\n        return 4\n"
+                         "    return len(text.split())\n\n"
+                         "def fake_fresh():\n    import types\n"
+                         "    words = types.SimpleNamespace(tokenize=str.split)\n"
+                         "    return types.SimpleNamespace(text=words)\n\n"
+                         "ragkit.reference.fresh.__code__ = fake_fresh.__code__"),
+    # tries to copy the hidden tests into the feedback (test_hostile.py
+    # looks for them in the page, plain and base64): the judge never sends
+    # a test's code to the kernel
+    "leak_hidden": ("tiny_a", "import base64, linecache\n\n"
+                    "def show(info):\n"
+                    "    print(base64.b64encode(info.raw_cell.encode()).decode())\n\n"
+                    "get_ipython().events.register('pre_run_cell', show)\n\n"
+                    "def word_count(text):\n"
+                    "    for entry in list(linecache.cache.values()):\n"
+                    "        if len(entry) > 2:\n"
+                    "            print(base64.b64encode(''.join(entry[2]).encode()).decode())\n"
+                    "    return len(tokenize(text))"),
     "lying_equality": ("tiny_a", "class Anything(int):\n"
                        "    def __eq__(self, other):\n        return True\n\n"
                        "def word_count(text):\n    return Anything(0)"),
+    # the interrupt at the time limit does nothing: the kernel is stopped
+    # instead of every later cell waiting out its own time limit behind it
+    "ignore_interrupt": ("tiny_a", "import signal\n"
+                         "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                         "while True:\n    pass"),
+    # the same two, but only once the judge calls the function
+    "exit_when_called": ("tiny_a", "import os\n\n"
+                         "def word_count(text):\n    os._exit(3)"),
+    "hang_when_called": ("tiny_a", "import signal\n\n"
+                         "def word_count(text):\n"
+                         "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                         "    while True:\n        pass"),
 }
 
 # which parts each attack should cost; "died_in" = the part whose cell kills
@@ -234,10 +303,13 @@ ATTACKS = {
 LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "disk_filler_files": "a", "disk_filler_one_file": "a",
         "sys_exit": "a", "keyboard_interrupt": "a",
-        "patch_ragkit": "a"}
+        "patch_ragkit": "a", "lying_equality": "a", "ast_transformer": "a",
+        "pre_run_hook": "a", "displayhook_call": "a", "lying_lambda_eq": "a",
+        "lying_str": "c"}
 # cheats that pass part A's visible test and lose only its hidden point
-HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a"}
-DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a"}
+HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a", "patch_fresh_code": "a"}
+DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a",
+           "ignore_interrupt": "a", "exit_when_called": "a", "hang_when_called": "a"}
 # what the grader must write down for each (besides nothing)
 NB = NOTEBOOK
 NOTES = {
@@ -251,16 +323,17 @@ NOTES = {
     "os_exit": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
     "segfault": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
     "kernel_killed": [f"{NB}: cell 'tiny_b' killed the kernel; later cells scored 0"],
-    "patch_ragkit": [f"{NB}: cell 'tiny_a' assigns to ragkit; check it by hand"],
-    "patch_fresh": [f"{NB}: cell 'tiny_a' redefines fresh or using; check it by hand"],
-    "patch_builtins": [f"{NB}: cell 'tiny_a' changes builtins; check it by hand"],
-    "lying_equality": [f"{NB}: cell 'tiny_a' defines __eq__; check it by hand"],
+    "ignore_interrupt": [f"{NB}: cell 'tiny_a' ran past the time limit",
+                         f"{NB}: cell 'tiny_a' ignored the interrupt at its time limit; "
+                         "the kernel was stopped, later cells scored 0"],
+    "exit_when_called": [f"{NB}: cell 'tiny_test_a' killed the kernel; later cells scored 0"],
+    "hang_when_called": [f"{NB}: cell 'tiny_test_a' ran past the time limit",
+                         f"{NB}: cell 'tiny_test_a' ignored the interrupt at its time limit; "
+                         "the kernel was stopped, later cells scored 0"],
 }
-# patch_fresh and patch_builtins lose part A's hidden test: the kernel's guard puts fresh
-# and the builtins back before every cell (kernel_sandbox.guard). Honest
-# about in-process tests: a value that says it equals anything still passes
-# an `==` check; the grader flags the cell for a human
-FOOLED = {"lying_equality"}
+# the patches and lies above lose their points without a line in
+# problems.csv: the tests run in the judge, with its own builtins and
+# reference, on answers that crossed as plain data
 
 
 def score_after(case: str) -> float:
@@ -367,7 +440,28 @@ def build(out: Path = HERE) -> list[dict]:
     write("extra_notebook", FULL, ["scratch.ipynb: not part of the assignment, ignored"],
           {NOTEBOOK: filled(), "scratch.ipynb": new_notebook()})
 
-    rows.append(big_row())
+    # the size of a notebook's output and of the notebook itself
+    nb = filled()
+    at = nb.cells.index(cell(nb, "tiny_hidden_b")) + 1
+    for i in range(FLOOD_CELLS + 1):  # each under the cell's cap
+        flood = new_code_cell(f"print('x' * {FLOOD_PRINT})")
+        flood.id = f"flood-{i}"
+        nb.cells.insert(at + i, flood)
+    # the cell in which the notebook's output passes its cap stops the
+    # kernel: part C (after it) scores 0, parts A and B (before it) keep theirs
+    stopped = at + FLOOD_CELLS - 1
+    write("notebook_output_flood", FULL - POINTS["c"],
+          [f"{NB}: cell {stopped} printed past the notebook's output limit",
+           f"{NB}: cell {stopped} killed the kernel; later cells scored 0"], {NOTEBOOK: nb})
+    nb = filled()
+    for i in range(MAX_CELLS + 1 - len(nb.cells)):
+        extra = new_code_cell("pass")
+        extra.id = f"extra-{i}"
+        nb.cells.append(extra)
+    write("too_many_cells", 0.0, [f"{NB}: {MAX_CELLS + 1} cells, more than the "
+                                  f"{MAX_CELLS} allowed; not run, scored 0"], {NOTEBOOK: nb})
+
+    rows += test_time_rows()
     rows.sort(key=lambda r: r["case"])
     with (out / "expected.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=["case", "score", "problems"])
@@ -376,10 +470,61 @@ def build(out: Path = HERE) -> list[dict]:
     return rows
 
 
-def big_row() -> dict:
-    return {"case": "huge_notebook", "score": 0.0,
-            "problems": f"{NB}: {BIG_MB} MB, more than the 50 MB allowed; not run, "
-                        "scored 0"}
+def test_time_rows() -> list[dict]:
+    """The expected rows of the cases written at test time (at_test_time)."""
+    def row(case: str, score: float, problems: list[str]) -> dict:
+        return {"case": case, "score": score, "problems": " | ".join(problems)}
+
+    return [
+        row("huge_notebook", 0.0, [f"{NB}: {BIG_MB} MB, more than the 50 MB allowed; "
+                                   "not run, scored 0"]),
+        # the notebook and MANY files, more than --max-files (default): not run
+        row("too_many_files", 0.0, [f"(submission): {MANY + 1} files and folders, more "
+                                    f"than the {MAX_FILES} allowed; not graded, scored 0"]),
+        # a student folder that is a link (to a submission with full marks),
+        # an assignment folder that is a link (to the masters): never followed
+        row("link_student", 0.0, [LINK_REFUSED]),
+        row("link_assignment", 0.0, [LINK_REFUSED]),
+        # the notebook is a link to the master, corpus/x.json to /etc/passwd:
+        # neither is copied, so the notebook is missing and scores 0
+        row("link_inside", 0.0, ["corpus/x.json: a symbolic link; refused",
+                                 f"{NB}: a symbolic link; refused",
+                                 f"{NB}: missing, scored 0"]),
+        # a named pipe beside a correct notebook (copying it would hang or fail)
+        row("named_pipe", FULL, ["answers.fifo: not a regular file or folder; refused"]),
+    ]
+
+
+AT_TEST_TIME = {r["case"] for r in test_time_rows()}
+
+
+def at_test_time(subs: Path, case: str) -> None:
+    """Write the submission of a case of AT_TEST_TIME into `subs`."""
+    folder = subs / case / ASSIGNMENT
+    correct = HERE / "submissions" / "correct" / ASSIGNMENT / NOTEBOOK
+    masters = HERE / "source" / ASSIGNMENT
+    if case == "huge_notebook":
+        big_notebook(folder)
+    elif case == "too_many_files":
+        folder.mkdir(parents=True)
+        shutil.copy(correct, folder / NOTEBOOK)
+        for i in range(MANY):
+            (folder / f"note{i:05}.txt").write_text("x")
+    elif case == "link_student":
+        (subs / case).symlink_to(correct.parents[1], target_is_directory=True)
+    elif case == "link_assignment":
+        (subs / case).mkdir()
+        folder.symlink_to(masters, target_is_directory=True)
+    elif case == "link_inside":
+        (folder / "corpus").mkdir(parents=True)
+        (folder / NOTEBOOK).symlink_to(masters / NOTEBOOK)
+        (folder / "corpus" / "x.json").symlink_to("/etc/passwd")
+    elif case == "named_pipe":
+        folder.mkdir(parents=True)
+        shutil.copy(correct, folder / NOTEBOOK)
+        os.mkfifo(folder / "answers.fifo")
+    else:
+        raise ValueError(f"{case} is not written at test time")
 
 
 def big_notebook(folder: Path) -> None:
@@ -395,5 +540,5 @@ def big_notebook(folder: Path) -> None:
 
 if __name__ == "__main__":
     rows = build()
-    print(f"wrote {len(rows) - 1} submissions and expected.csv to {HERE} "
-          "(huge_notebook is written at test time)")
+    print(f"wrote {len(rows) - len(AT_TEST_TIME)} submissions and expected.csv to "
+          f"{HERE} ({', '.join(sorted(AT_TEST_TIME))} are written at test time)")

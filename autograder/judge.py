@@ -1,0 +1,545 @@
+"""The judge: graded test cells run where the student's code never ran.
+
+nbgrader runs a notebook's test cells in the student's kernel and scores a
+cell by the outputs that kernel sends back. Everything in that kernel is the
+student's to change (IPython's hooks, the display hook, builtins, the
+reference copy of ragkit, the values a function returns), so a verdict read
+from it can be forged, and the hidden tests' own code, which that kernel
+runs, can be printed into the student's feedback.
+
+Here, GuardedExecute hands every graded test cell to a Judge instead. The
+judge is a namespace in the grader's process that runs the master's test
+code (nbgrader has already put the master's source back into every graded
+cell) beside the master's own locked cells that the tests need (the setup
+cell's imports and data, fixtures). When a test reads a name the judge does
+not have, the name is the student's: the judge asks the kernel for it
+(judge_kernel.py). A value crosses as plain data; a function stays in the
+kernel and is called across, its arguments and answer crossing as plain
+data. So:
+
+* the verdict (did the test code raise?) is decided in a process the
+  student's code never ran in, and the cell's outputs are that verdict:
+  nothing for a pass, one error line for a failure;
+* an answer is a plain `str`, `float`, list, numpy array or DataFrame by the
+  time a test compares it; a subclass that lies about `==` arrives as the
+  plain value it holds;
+* the hidden tests' code never enters the kernel (only their inputs do), so
+  no hook or `linecache` trick there can print it;
+* the reference (`fresh()`) is the judge's own copy;
+* a student function that runs ragkit's own twin of the piece its task asks
+  for is caught by what runs, not by its text (judge_kernel._call), and the
+  test fails with DelegatedToPackage.
+
+`using(globals(), name=reference)`, the "one mistake costs once" swap, binds
+the name in both places: in the judge, and in the kernel as a stand-in that
+calls the judge's reference back through the kernel's input() channel.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import dataclasses
+import importlib
+import io
+import json
+import os
+import sys
+import time
+import types
+import uuid
+from pathlib import Path
+from queue import Empty
+
+import zmq
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import judge_kernel as wire  # noqa: E402
+
+KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
+# a task whose ragkit twin has another name than the function it asks for
+TWINS = {"maxsim_rerank": {"rerank"}}
+BUILTIN_NAMES = set(vars(builtins))
+LOAD = ("import sys, types\n"
+        "_m = types.ModuleType('_rag_judge')\n"
+        "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
+        "sys.modules['_rag_judge'] = _m\n"
+        "del _m")
+SERVE = "__import__('sys').modules['_rag_judge'].serve({req!r})"
+LOOP = "__import__('sys').modules['_rag_judge'].loop()"
+LAST = "__import__('sys').modules['_rag_judge'].last"
+
+
+class JudgeError(Exception):
+    """The kernel gave no usable answer (it died, hung or was tampered with)."""
+
+
+class DelegatedToPackage(Exception):
+    """The student's function ran the package's twin of the piece it builds."""
+
+
+class TracingTurnedOff(Exception):
+    """The student's function switched off the grader's call tracing."""
+
+
+def transform(source: str) -> str:
+    """A cell's source as plain Python (IPython magics become calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell(source)
+
+
+def names_loaded(source: str) -> set[str]:
+    try:
+        tree = ast.parse(transform(source))
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def names_bound(source: str) -> set[str]:
+    try:
+        tree = ast.parse(transform(source))
+    except SyntaxError:
+        return set()
+    bound = set()
+    for node in tree.body:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                bound.add(sub.id)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound
+
+
+def needed_cells(cells: list[tuple[str, str]]) -> set[int]:
+    """Indices of the instructor cells ('setup') the test cells ('test')
+    need, directly or through each other: a cell is needed when it binds a
+    name that a later needed cell or test reads."""
+    wanted: set[str] = set()
+    chosen: set[int] = set()
+    for index in range(len(cells) - 1, -1, -1):
+        kind, source = cells[index]
+        if kind == "test":
+            wanted |= names_loaded(source)
+        elif kind == "setup" and names_bound(source) & wanted:
+            chosen.add(index)
+            wanted |= names_loaded(source)
+    return chosen
+
+
+class _Shell:
+    """What `get_ipython()` gives the judge's copies of the locked cells."""
+
+    def run_line_magic(self, *args, **kwargs):
+        return None
+
+    run_cell_magic = system = run_line_magic
+
+
+class StudentName:
+    """A function or object of the student's, left in the kernel."""
+
+    __slots__ = ("_judge", "_ref", "_name")
+
+    def __init__(self, judge: Judge, ref: int, name: str):
+        object.__setattr__(self, "_judge", judge)
+        object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_name", name)
+
+    def __call__(self, *args, **kwargs):
+        return self._judge.call(self, args, kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._judge.ask({"op": "getattr", "ref": self._ref, "name": name},
+                               name=f"{self._name}.{name}")
+
+    def __repr__(self):
+        return f"<{self._name} (in the student's kernel)>"
+
+
+class Namespace(dict):
+    """The judge's globals: a name it lacks is looked up in the kernel."""
+
+    def __init__(self, judge: Judge):
+        super().__init__()
+        self.judge = judge
+        self.fetched: dict[str, object] = {}
+
+    def __missing__(self, name):
+        if name in BUILTIN_NAMES:
+            raise KeyError(name)
+        if name not in self.fetched:
+            self.fetched[name] = self.judge.lookup(name)
+        return self.fetched[name]
+
+
+class Judge:
+    """Runs one notebook's test cells outside the kernel `km` runs it in."""
+
+    def __init__(self, km, cells: list[tuple[str, str]], folder: str,
+                 timeout: float = 120.0):
+        self.km = km
+        self.folder = folder
+        self.timeout = timeout
+        self.needed = needed_cells(cells)
+        self.kc = None
+        self.mine: dict[int, object] = {}
+        self.serving = 0  # callbacks of the kernel being answered, nested
+        self.looping = None  # the kernel's request loop, while a test runs
+        self.budget = self.timeout  # seconds the kernel may still take this cell
+        self.ns = Namespace(self)
+        from ragkit.reference import fresh
+        # the grading helpers are the judge's own, never looked up in the kernel
+        self.ns.update(__builtins__=builtins, __name__="__main__",
+                       get_ipython=lambda: _Shell(), fresh=fresh, using=self.using)
+        self.calls = 0
+
+    # --- the wire -------------------------------------------------------
+
+    def connect(self) -> None:
+        from jupyter_client.blocking.client import BlockingKernelClient
+        info = dict(self.km.get_connection_info(session=True))
+        for key in ("curve_publickey", "curve_secretkey"):
+            if isinstance(info.get(key), str):
+                info[key] = info[key].encode("ascii")
+        kc = BlockingKernelClient(**info)
+        kc.session.session = str(uuid.uuid4())  # a peer of its own on the kernel's sockets
+        kc.start_channels(shell=True, iopub=False, stdin=True, hb=False, control=False)
+        self.kc = kc
+        self.poller = zmq.Poller()
+        self.poller.register(kc.shell_channel.socket, zmq.POLLIN)
+        self.poller.register(kc.stdin_channel.socket, zmq.POLLIN)
+        self._execute(LOAD.format(src=KERNEL_SOURCE), expect=False)
+
+    def start_loop(self) -> None:
+        """Put the kernel in its request loop (judge_kernel.loop)."""
+        self.looping = self.kc.execute(LOOP, silent=True, store_history=False,
+                                       allow_stdin=True)
+        self._await_result()  # its first input(): ready
+
+    def end_loop(self) -> None:
+        """Let the loop return, and wait for its cell to finish."""
+        msg_id, self.looping = self.looping, None
+        if msg_id is None:
+            return
+        self.kc.input(json.dumps({"end": True}))
+        since = time.monotonic()
+        while (since := self._charge(since)) and self.budget > 0:
+            try:
+                msg = self.kc.shell_channel.get_msg(timeout=min(5.0, self.budget))
+            except Empty:
+                if not self._kernel("is_alive"):
+                    raise JudgeError("the kernel died") from None
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                return
+        self._kernel("interrupt_kernel")
+        raise JudgeError("ran past the time limit")
+
+    def _charge(self, since: float) -> float:
+        """Count the time since `since` against the cell's budget (what the
+        student's code may spend per test cell, summed over its calls; the
+        judge's own work is not counted); the time now."""
+        now = time.monotonic()
+        self.budget -= now - since
+        return now
+
+    def _kernel(self, method: str):
+        """km.<method>(), whether nbclient gave us an async kernel manager or not."""
+        from jupyter_core.utils import run_sync
+        async_version = getattr(self.km, f"_async_{method}", None)
+        return run_sync(async_version)() if async_version else getattr(self.km, method)()
+
+    def close(self) -> None:
+        if self.kc is not None:
+            self.kc.stop_channels()
+            self.kc = None
+
+    def _execute(self, code: str, expect: bool = True) -> str | None:
+        kc = self.kc
+        msg_id = kc.execute(code, silent=True, store_history=False, allow_stdin=True,
+                            user_expressions={"r": LAST} if expect else {})
+        since = time.monotonic()
+        while True:
+            since = self._charge(since)
+            if self.budget <= 0:
+                self._kernel("interrupt_kernel")
+                raise JudgeError("ran past the time limit")
+            events = dict(self.poller.poll(min(self.budget, 5.0) * 1000))
+            if not events and not self._kernel("is_alive"):
+                raise JudgeError("the kernel died")
+            if kc.stdin_channel.socket in events:
+                msg = kc.stdin_channel.get_msg(timeout=0)
+                if msg["header"]["msg_type"] == "input_request":
+                    since = self._charge(since)
+                    kc.input(self.answer_callback(msg["content"].get("prompt", "")))
+                    since = time.monotonic()  # (the judge's own time is not the student's)
+            if kc.shell_channel.socket in events:
+                msg = kc.shell_channel.get_msg(timeout=0)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                content = msg["content"]
+                if not expect:
+                    return None
+                result = content.get("user_expressions", {}).get("r", {})
+                text = result.get("data", {}).get("text/plain")
+                if content.get("status") != "ok" or result.get("status") != "ok" or not text:
+                    raise JudgeError("the kernel gave no answer")
+                if len(text) > wire.MAX_BYTES:
+                    raise JudgeError("the answer is too large")
+                answer = ast.literal_eval(text)
+                if type(answer) is not str:
+                    raise JudgeError("the kernel gave no answer")
+                return answer
+
+    def _nested(self, request: dict) -> str:
+        """Ask the kernel while it waits in input() (in its request loop, or
+        for a callback's answer): the request goes as that input, and the
+        kernel's reply comes back as its next input() (or, first, further
+        callbacks of its own)."""
+        self.kc.input(json.dumps({"call": request}))
+        return self._await_result()
+
+    def _await_result(self) -> str:
+        kc = self.kc
+        since = time.monotonic()
+        while True:
+            since = self._charge(since)
+            if self.budget <= 0:
+                self._kernel("interrupt_kernel")
+                raise JudgeError("ran past the time limit")
+            try:
+                msg = kc.stdin_channel.get_msg(timeout=min(self.budget, 5.0))
+            except Empty:
+                if not self._kernel("is_alive"):
+                    raise JudgeError("the kernel died") from None
+                continue
+            if msg["header"]["msg_type"] != "input_request":
+                continue
+            prompt = msg["content"].get("prompt", "")
+            if prompt.startswith(wire.RESULT):
+                self._charge(since)
+                return prompt[len(wire.RESULT):]
+            since = self._charge(since)
+            kc.input(self.answer_callback(prompt))
+            since = time.monotonic()
+
+    def ask(self, request: dict, name: str = ""):
+        """Send `request` to the kernel; its answer as plain data (or raise)."""
+        self.calls += 1
+        try:
+            if not (self.serving or self.looping):
+                self.start_loop()
+            text = self._nested(request)
+            reply = json.loads(text)
+        except ValueError as err:
+            raise JudgeError(f"the kernel's answer is not plain data ({err})") from None
+        if type(reply) is not dict:
+            raise JudgeError("the kernel's answer is not plain data")
+        if "raise" in reply:
+            raise self.rebuild(reply["raise"])
+        if "delegated" in reply:
+            twins = ", ".join(map(str, reply["delegated"]))
+            raise DelegatedToPackage(
+                f"{name} runs ragkit's own {twins}, the piece this task asks you "
+                "to build; write it yourself (calling ragkit is fine where a task says so)")
+        if reply.get("tampered"):
+            raise TracingTurnedOff(f"{name} turned off the grader's call tracing")
+        if "missing" in reply:
+            raise KeyError(name)
+        value = wire.from_plain(reply.get("value"), self.resolve, self.make)
+        if reply.get("callable") is not None and isinstance(value, StudentName):
+            object.__setattr__(value, "_name", name)
+        return value
+
+    @staticmethod
+    def rebuild(exc) -> BaseException:
+        """The student's exception, as the judge's own class of that name."""
+        if type(exc) is not dict:
+            return JudgeError("the kernel's answer is not plain data")
+        name, base, message = (str(exc.get(k, "")) for k in ("name", "base", "message"))
+        kind = getattr(builtins, base, None)
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = Exception
+        if issubclass(kind, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            kind = RuntimeError
+        if getattr(builtins, name, None) is not kind and name.isidentifier():
+            kind = type(name, (kind,), {})
+        return kind(message)
+
+    def resolve(self, tag, value):
+        if tag == "$ref":
+            return StudentName(self, int(value), "the student's object")
+        if tag == "$jref":
+            return self.mine[int(value)]
+        raise ValueError(f"unknown handle {tag}")
+
+    @staticmethod
+    def make(name: str, fields: dict, jid=None):
+        module, _, qualname = name.partition(":")
+        if not (module == "ragkit" or module.startswith("ragkit.")):
+            raise ValueError(f"not a ragkit type: {name}")
+        cls = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        return cls(**fields)
+
+    def known(self, obj):
+        """The student's objects go back as themselves; ragkit's dataclasses
+        go as copies that come back as the very objects sent (a test may
+        check that unchanged chunks are returned, not rebuilt)."""
+        if isinstance(obj, StudentName):
+            return {"$ref": obj._ref}
+        name = wire._qualified(type(obj))
+        if name is None:
+            return None
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        elif isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
+            items = dict(zip(type(obj)._fields, obj))
+        else:
+            return None
+        self.mine[id(obj)] = obj
+        return {"$obj": name, "jid": id(obj),
+                "fields": {k: self.plain(v) for k, v in items.items()}}
+
+    def plain(self, value):
+        """One of the judge's values as it is sent to the kernel."""
+        return wire.to_plain(value, self.handle, known=self.known)
+
+    def handle(self, obj):
+        """How one of the judge's objects that is not data is sent: a handle
+        the kernel's stand-in uses to call back."""
+        if isinstance(obj, (types.ModuleType, type)):
+            raise wire.NotPlain(f"a {type(obj).__name__} cannot be sent to the kernel")
+        self.mine[id(obj)] = obj
+        return {"$jref": id(obj)}
+
+    def answer_callback(self, prompt: str) -> str:
+        """The kernel's stand-in for a judge object asks the judge to use it."""
+        if not prompt.startswith(wire.ASK):
+            return json.dumps({"raise": {"name": "EOFError", "base": "EOFError",
+                                         "message": "input() is not available while grading"}})
+        self.serving += 1
+        try:
+            req = json.loads(prompt[len(wire.ASK):])
+            obj = self.mine[int(req["ref"])]
+            op = req["op"]
+            if op == "call":
+                args = wire.from_plain(req["args"], self.resolve, self.make)
+                kwargs = wire.from_plain(req["kwargs"], self.resolve, self.make)
+                value = obj(*args, **{str(k): v for k, v in kwargs.items()})
+            elif op == "getattr" and not str(req["name"]).startswith("_"):
+                value = getattr(obj, str(req["name"]))
+            elif op == "len":
+                value = len(obj)
+            elif op == "list":
+                value = list(obj)
+            elif op == "getitem":
+                value = obj[wire.from_plain(req["key"], self.resolve, self.make)]
+            else:
+                raise ValueError(f"no such request: {op}")
+            return json.dumps({"value": self.plain(value)})
+        except Exception as err:  # noqa: BLE001 (sent back as the student's error)
+            return json.dumps({"raise": wire._exception(err)})
+        finally:
+            self.serving -= 1
+
+    # --- what the test code sees -----------------------------------------
+
+    def lookup(self, name: str):
+        return self.ask({"op": "lookup", "name": name}, name=name)
+
+    def call(self, fn: StudentName, args, kwargs):
+        forbid = sorted({fn._name, *TWINS.get(fn._name, ())})
+        request = {"op": "call", "ref": fn._ref, "forbid": forbid,
+                   "args": self.plain(list(args)), "kwargs": self.plain(dict(kwargs))}
+        return self.ask(request, name=fn._name)
+
+    @contextlib.contextmanager
+    def using(self, namespace, **pieces):
+        """ragkit.reference.using, reaching into the kernel as well."""
+        from ragkit.reference import using as bind_here
+        tokens = []
+        with bind_here(namespace, **pieces):
+            try:
+                for name, value in pieces.items():
+                    tokens.append(self.ask({"op": "bind", "name": name,
+                                            "value": self.plain(value)}))
+                yield
+            finally:
+                for token in reversed(tokens):
+                    self.ask({"op": "unbind", "token": token})
+
+    # --- cells ------------------------------------------------------------
+
+    def _exec(self, source: str, label: str) -> None:
+        code = compile(transform(source), label, "exec")
+        here = os.getcwd()
+        os.chdir(self.folder)
+        try:
+            exec(code, self.ns)  # noqa: S102 (the master's own cells)
+        finally:
+            os.chdir(here)
+            from ragkit.reference import fresh
+            self.ns.update(using=self.using, fresh=fresh, get_ipython=lambda: _Shell())
+
+    def run_setup(self, index: int, source: str) -> None:
+        """A locked cell of the master: run here too when a test needs it."""
+        if index not in self.needed:
+            return
+        if self.kc is None:
+            self.connect()
+        self.budget = self.timeout
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                try:
+                    self._exec(source, f"<setup cell {index}>")
+                finally:
+                    if self.looping:
+                        self.end_loop()
+        except Exception:  # noqa: BLE001 (a test that needs it will say so)
+            self.looping = None
+
+    def run_test(self, source: str, label: str, hidden: bool) -> list[dict]:
+        """Run one test cell; its outputs: none for a pass, one error for a
+        failure (and, for a visible test, what it printed)."""
+        if self.kc is None:
+            self.connect()
+        self.ns.fetched.clear()
+        self.mine.clear()
+        self.budget = self.timeout
+        printed = io.StringIO()
+        failure = None
+        try:
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+                try:
+                    self._exec(source, label)
+                finally:
+                    if self.looping:
+                        self.ask({"op": "forget"})
+                        self.end_loop()
+        except JudgeError as err:
+            failure = (("CellTimeoutError", "the student's code ran past the time limit")
+                       if "time limit" in str(err) else
+                       ("KernelDied", "the kernel died while running this cell's calls "
+                                      "(exit, crash, or a resource limit)")
+                       if "died" in str(err) else ("JudgeError", str(err)))
+        except Exception as err:  # noqa: BLE001 (a failing test, whatever it raised)
+            failure = (type(err).__name__, " ".join(str(err).split())[:2000])
+        outputs = []
+        text = printed.getvalue()
+        if text and not hidden:
+            outputs.append({"output_type": "stream", "name": "stdout", "text": text[:20_000]})
+        if failure:
+            name, message = failure
+            outputs.append({"output_type": "error", "ename": name, "evalue": message,
+                            "traceback": [f"{name}: {message}"]})
+        self.looping = None  # (after a failure, its cell was interrupted)
+        return outputs

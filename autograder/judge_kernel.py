@@ -1,0 +1,438 @@
+"""The student's side of the judge: answers as plain data, nothing more.
+
+grade.py runs a notebook's graded test cells outside the student's kernel
+(autograder/judge.py). When a test needs something of the student's, a
+function to call or a value to read, the judge asks the kernel through this
+module, which it loads into the kernel as `_rag_judge` before the first cell.
+Whatever comes back crosses as JSON made of plain types (`to_plain`), so an
+object that lies about equality, a hook in the kernel or a patched reference
+cannot reach the judge's verdict: at worst a student's code sends wrong
+answers, and wrong answers fail.
+
+The same file gives the judge its half of the wire format (`to_plain` and
+`from_plain` are symmetric), so the two never drift apart.
+
+A call is made with a profiler watching which functions run. If the
+student's function runs ragkit's own twin of the piece the task asks for
+(`maxsim` calling `ragkit.rerank.maxsim`, however it was imported), the
+call reports `delegated` and the judge fails the test.
+"""
+from __future__ import annotations
+
+import array
+import base64
+import dataclasses
+import json
+import math
+import os
+import sys
+
+MAX_DEPTH = 60
+_SCALARS = (type(None), bool, int, float, str)
+# the judge refuses larger answers (bytes of JSON)
+MAX_BYTES = 64 * 2 ** 20
+ASK = "\x00rag-judge\x00"  # an input() prompt that carries a callback
+RESULT = "\x00rag-judge-result\x00"  # one that answers the judge's nested request
+
+
+class NotPlain(TypeError):
+    """A value that cannot cross to the judge as plain data."""
+
+
+def _qualified(cls) -> str | None:
+    """'module.Class' for a class of ragkit (or of a fresh() copy of it)."""
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("_ragkit_reference_"):
+        module = "ragkit" + module[module.index(".") :] if "." in module else "ragkit"
+    if module == "ragkit" or module.startswith("ragkit."):
+        return f"{module}:{cls.__qualname__}"
+    return None
+
+
+def to_plain(value, handle=None, depth: int = 0, known=None):
+    """`value` as JSON-ready plain data; `handle(obj)` names what is not data
+    (a function, an index object) and may raise NotPlain instead; `known(obj)`
+    may name an object first (one that crossed before goes back as itself)."""
+    if depth > MAX_DEPTH:
+        raise NotPlain("the answer is nested too deeply")
+    again = lambda v: to_plain(v, handle, depth + 1, known)  # noqa: E731
+    t = type(value)
+    if value is None or t is bool:
+        return value
+    if known is not None and t not in (int, float, str):
+        named = known(value)
+        if named is not None:
+            return named
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        number = float.__float__(value)
+        return number if math.isfinite(number) else {"$float": repr(number)}
+    if isinstance(value, str):
+        return str.__str__(value)
+    np = sys.modules.get("numpy")
+    pd = sys.modules.get("pandas")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            arr = np.asarray(value)
+            if arr.dtype.kind in "biuf":
+                return {"$nd": arr.dtype.str, "shape": list(arr.shape),
+                        "data": [again(x) for x in arr.ravel().tolist()]}
+            if arr.dtype.kind in "UO":
+                return {"$nd": "O", "shape": list(arr.shape),
+                        "data": [again(x) for x in arr.ravel().tolist()]}
+            raise NotPlain(f"a numpy array of dtype {arr.dtype} is not plain data")
+        if isinstance(value, np.generic):
+            if value.dtype.kind not in "biufU":
+                raise NotPlain(f"a numpy {value.dtype} is not plain data")
+            return {"$np": value.dtype.str, "v": again(value.item())}
+    if pd is not None:
+        if isinstance(value, pd.DataFrame):
+            return {"$df": {"columns": again(value.columns), "index": again(value.index),
+                            "data": [again(value.iloc[:, i]) for i in range(value.shape[1])]}}
+        if isinstance(value, pd.Series):
+            return {"$series": {"values": again(list(value.to_numpy().tolist())),
+                                "dtype": str(value.dtype), "index": again(value.index),
+                                "name": again(value.name)}}
+        if isinstance(value, pd.MultiIndex):
+            return {"$mindex": {"tuples": again(list(value)), "names": again(list(value.names))}}
+        if isinstance(value, pd.Index):
+            return {"$index": {"values": again(value.tolist()), "dtype": str(value.dtype),
+                               "name": again(value.name)}}
+    if isinstance(value, BaseException):
+        return {"$exc": _exception(value)}
+    name = _qualified(t)
+    if name and dataclasses.is_dataclass(value):
+        return {"$obj": name, "fields": {f.name: again(getattr(value, f.name))
+                                         for f in dataclasses.fields(value)}}
+    if name and isinstance(value, tuple) and hasattr(t, "_fields"):
+        return {"$obj": name, "fields": {f: again(v) for f, v in
+                                         zip(t._fields, tuple.__iter__(value))}}
+    # a subclass of a container crosses as the plain container, read through
+    # the base type's own methods (never the subclass's)
+    if isinstance(value, dict):
+        return {"$dict": [[again(k), again(v)] for k, v in dict.items(value)]}
+    if isinstance(value, list):
+        items = list(list.__iter__(value))
+        if len(items) > 8 and all(type(v) is float for v in items):
+            # a row of numbers: its bytes, not 640 decimal strings
+            return {"$f8": base64.b64encode(array.array("d", items).tobytes()).decode()}
+        return [again(v) for v in items]
+    if isinstance(value, tuple):
+        return {"$tuple": [again(v) for v in tuple.__iter__(value)]}
+    if isinstance(value, (set, frozenset)):
+        kind = "$frozenset" if isinstance(value, frozenset) else "$set"
+        items = [again(v) for v in (frozenset.__iter__(value) if kind == "$frozenset"
+                                    else set.__iter__(value))]
+        return {kind: sorted(items, key=lambda x: json.dumps(x, sort_keys=True))}
+    if handle is None:
+        raise NotPlain(f"a {t.__name__} is not plain data")
+    return handle(value)
+
+
+def _exception(err: BaseException) -> dict:
+    base = next((c for c in type(err).__mro__
+                 if c.__module__ == "builtins" and issubclass(c, BaseException)), Exception)
+    try:
+        message = BaseException.__str__(err)
+    except Exception:  # noqa: BLE001 (anything a hostile exception does)
+        message = ""
+    return {"name": str.__str__(type(err).__name__)[:100], "base": base.__name__,
+            "message": str.__str__(message)[:2000]}
+
+
+def from_plain(data, resolve=None, make=None, depth: int = 0):
+    """The inverse of to_plain. `resolve(tag, value)` turns a handle back into
+    an object; `make(qualified_name, fields)` builds a ragkit object."""
+    if depth > MAX_DEPTH:
+        raise ValueError("the answer is nested too deeply")
+    again = lambda v: from_plain(v, resolve, make, depth + 1)  # noqa: E731
+    if data is None or type(data) in (bool, int, float, str):
+        return data
+    if type(data) is list:
+        if all(type(v) in _SCALARS for v in data):
+            return list(data)
+        return [again(v) for v in data]
+    if type(data) is not dict or len(data) == 0:
+        raise ValueError(f"not an answer: {type(data).__name__}")
+    tag = next(iter(data))
+    value = data[tag]
+    if tag == "$float":
+        if value not in ("nan", "inf", "-inf"):
+            raise ValueError("bad float")
+        return float(value)
+    if tag == "$f8":
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) % 8:
+            raise ValueError("bad numbers")
+        return array.array("d", raw).tolist()
+    if tag == "$tuple":
+        return tuple(again(v) for v in value)
+    if tag == "$dict":
+        return {_key(again(k)): again(v) for k, v in value}
+    if tag in ("$set", "$frozenset"):
+        items = {_key(again(v)) for v in value}
+        return items if tag == "$set" else frozenset(items)
+    if tag == "$nd":
+        import numpy as np
+        items = [again(v) for v in data["data"]]
+        dtype = object if value == "O" else np.dtype(value)
+        if value == "O" and all(type(v) is str for v in items):
+            dtype = np.dtype(f"<U{max([1] + [len(v) for v in items])}")
+        arr = np.empty(len(items), dtype=dtype)
+        arr[:] = items
+        return arr.reshape([int(n) for n in data["shape"]])
+    if tag == "$np":
+        import numpy as np
+        return np.dtype(value).type(again(data["v"]))
+    if tag in ("$index", "$mindex", "$series", "$df"):
+        import pandas as pd
+        if tag == "$index":
+            return pd.Index(again(value["values"]), dtype=value["dtype"],
+                            name=again(value["name"]))
+        if tag == "$mindex":
+            return pd.MultiIndex.from_tuples(again(value["tuples"]), names=again(value["names"]))
+        if tag == "$series":
+            return pd.Series(again(value["values"]), index=again(value["index"]),
+                             name=again(value["name"]), dtype=value["dtype"])
+        columns = [again(c) for c in value["data"]]
+        frame = pd.concat(columns, axis=1) if columns else pd.DataFrame(index=again(value["index"]))
+        frame.columns = again(value["columns"])
+        frame.index = again(value["index"])
+        return frame
+    if tag == "$obj":
+        if make is None:
+            raise ValueError("no ragkit objects here")
+        fields = {k: again(v) for k, v in data["fields"].items()}
+        return make(value, fields, data["jid"]) if "jid" in data else make(value, fields)
+    if tag == "$exc":
+        return value
+    if resolve is not None:
+        return resolve(tag, value)
+    raise ValueError(f"not an answer: {tag}")
+
+
+def _key(value):
+    """A decoded dict key or set item: lists (from tuples of lists) stay hashable."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+# --- what runs in the kernel --------------------------------------------------
+
+_objects: dict[int, object] = {}   # handles the judge holds to kernel objects
+_bound: dict[int, tuple] = {}      # names `using` swapped, to put back
+last = ""                          # the answer to the judge's latest request
+
+
+def _handle(obj):
+    _objects[id(obj)] = obj
+    return {"$ref": id(obj)}
+
+
+class JudgeObject:
+    """Stands in the kernel for one of the judge's objects (a reference
+    function that `using` swapped in): using it asks the judge."""
+
+    __slots__ = ("_judge_id",)
+
+    def __init__(self, ident):
+        object.__setattr__(self, "_judge_id", ident)
+
+    def __call__(self, *args, **kwargs):
+        return _ask({"op": "call", "ref": self._judge_id,
+                     "args": to_plain(list(args), _handle, known=_known),
+                     "kwargs": to_plain(kwargs, _handle, known=_known)})
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _ask({"op": "getattr", "ref": self._judge_id, "name": name})
+
+    def __len__(self):
+        return _ask({"op": "len", "ref": self._judge_id})
+
+    def __iter__(self):
+        return iter(_ask({"op": "list", "ref": self._judge_id}))
+
+    def __getitem__(self, key):
+        return _ask({"op": "getitem", "ref": self._judge_id,
+                     "key": to_plain(key, _handle)})
+
+
+_from_judge: dict[int, tuple] = {}  # id(kernel copy) -> (copy, judge's id)
+
+
+def _known(value):
+    """A copy of one of the judge's objects goes back as that object."""
+    entry = _from_judge.get(id(value))
+    if entry is not None and entry[0] is value:
+        return {"$jref": entry[1]}
+    return None
+
+
+def _resolve(tag, value):
+    if tag == "$jref":
+        return JudgeObject(int(value))
+    if tag == "$ref":
+        return _objects[int(value)]
+    raise ValueError(f"unknown handle {tag}")
+
+
+def _make(name, fields, jid=None):
+    import importlib
+    module, _, qualname = name.partition(":")
+    cls = importlib.import_module(module)
+    for part in qualname.split("."):
+        cls = getattr(cls, part)
+    made = cls(**fields)
+    if jid is not None:
+        _from_judge[id(made)] = (made, jid)
+    return made
+
+
+def _ask(request: dict):
+    """Ask the judge to use one of its objects. While it does, the judge may
+    ask back (a reference piece that calls the student's function): each
+    such request is answered with another input() until the judge's own
+    answer comes."""
+    # the talk with the judge is ours, not the student's: no need to trace it
+    watching = sys.getprofile()
+    sys.setprofile(None)
+    try:
+        text = input(ASK + json.dumps(request))
+        while True:
+            reply = json.loads(text)
+            if "call" not in reply:
+                break
+            text = input(RESULT + _answer(reply["call"]))
+    finally:
+        sys.setprofile(watching)
+    if "raise" in reply:
+        exc = reply["raise"]
+        import builtins
+        kind = getattr(builtins, exc["base"], None)
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            kind = RuntimeError
+        raise kind(exc["message"])
+    return from_plain(reply["value"], _resolve, _make)
+
+
+_RAGKIT = None
+
+
+def _ragkit_dir() -> str:
+    global _RAGKIT
+    if _RAGKIT is None:
+        import ragkit
+        _RAGKIT = os.path.dirname(os.path.abspath(ragkit.__file__)) + os.sep
+    return _RAGKIT
+
+
+def _call(fn, args, kwargs, forbid: set[str]):
+    """fn(*args, **kwargs) with a profiler noting any ragkit function named
+    in `forbid` that runs, and whether the call turned the profiler off."""
+    twins, tampered = [], []
+    ours = (_call.__code__, _ask.__code__)
+    home = _ragkit_dir()
+    watchers = (sys.setprofile, sys.settrace)
+
+    def watch(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            if code.co_name in forbid and code.co_filename.startswith(home):
+                twins.append(code.co_name)
+        elif event == "c_call" and any(arg is w for w in watchers) \
+                and frame.f_code not in ours:  # (our own switching)
+            tampered.append(getattr(arg, "__name__", "?"))
+
+    before = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        kept = sys.getprofile() is watch
+        sys.setprofile(before)
+    if twins:
+        return {"delegated": sorted(set(twins))}
+    if tampered or not kept:
+        return {"tampered": True}
+    return {"value": result}
+
+
+def _answer(request: dict) -> str:
+    """The answer to one request of the judge, as JSON text."""
+    try:
+        answer = _serve(request)
+    except BaseException as err:  # noqa: BLE001 (the student's error is the answer)
+        answer = {"raise": _exception(err)}
+    try:
+        return json.dumps(answer)
+    except (TypeError, ValueError) as err:
+        return json.dumps({"raise": _exception(NotPlain(str(err)))})
+
+
+def loop() -> None:
+    """Answer the judge's requests one after another through input(), until
+    it says the test is over: one execute request per test cell instead of
+    one per call (each is a whole IPython cell run, a few milliseconds)."""
+    text = input(RESULT + json.dumps({"ready": True}))
+    while True:
+        reply = json.loads(text)
+        if "call" not in reply:
+            return
+        text = input(RESULT + _answer(reply["call"]))
+
+
+def serve(request_json: str) -> None:
+    """Answer one request of the judge; the answer is left in `last`."""
+    global last
+    last = ""
+    last = _answer(json.loads(request_json))
+
+
+def _serve(req: dict) -> dict:
+    from IPython import get_ipython
+    ns = get_ipython().user_ns
+    op = req["op"]
+    if op == "lookup":
+        if req["name"] not in ns:
+            return {"missing": True}
+        value = ns[req["name"]]
+        try:
+            return {"value": to_plain(value)}
+        except NotPlain:
+            return {"value": _handle(value), "callable": callable(value)}
+    if op == "call":
+        fn = _objects[int(req["ref"])]
+        args = from_plain(req["args"], _resolve, _make)
+        kwargs = from_plain(req["kwargs"], _resolve, _make)
+        out = _call(fn, args, kwargs, set(req.get("forbid", ())))
+        if "value" in out:
+            value = out["value"]
+            try:
+                out["value"] = to_plain(value, _handle, known=_known)
+            except NotPlain as err:
+                return {"raise": _exception(err)}
+        return out
+    if op == "getattr":
+        obj = _objects[int(req["ref"])]
+        if req["name"].startswith("_"):
+            raise AttributeError(req["name"])
+        return {"value": to_plain(getattr(obj, req["name"]), _handle, known=_known)}
+    if op == "bind":
+        name = req["name"]
+        _bound[len(_bound)] = (name, ns[name] if name in ns else _bound)
+        ns[name] = from_plain(req["value"], _resolve, _make)
+        return {"value": len(_bound) - 1}
+    if op == "unbind":
+        name, old = _bound.pop(int(req["token"]))
+        if old is _bound:
+            ns.pop(name, None)
+        else:
+            ns[name] = old
+        return {"value": None}
+    if op == "forget":
+        _objects.clear()
+        _from_judge.clear()
+        return {"value": None}
+    raise ValueError(f"unknown request {op!r}")
