@@ -28,8 +28,9 @@ $(SANDBOX): $(STAMP)
 	  else echo "grading needs bubblewrap: sudo apt-get install bubblewrap" >&2; exit 1; fi; }
 	@touch $(SANDBOX)
 
-# the browser tests (tests/test_browser.py) drive JupyterLab and the site in
-# Debian's chromium through its chromedriver; nothing is downloaded at run time
+# the browser tests (tests/test_browser.py, tests/test_formgrader_browser.py)
+# drive JupyterLab, nbgrader's formgrader and the site in Debian's chromium
+# through its chromedriver; nothing is downloaded at run time
 BROWSER := $(VENV)/.chromium
 $(BROWSER): $(STAMP)
 	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \

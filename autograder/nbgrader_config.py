@@ -49,9 +49,16 @@ if (Path.cwd() / "rag_feedback.py").exists():
     c.Autograde.autograde_preprocessors = [
         "rag_feedback.GuardedExecute",
         "nbgrader.preprocessors.IgnorePattern",
+        # one output per run of a cell's stdout (or stderr), as Jupyter shows
+        # it: ipykernel sends what a cell printed every 0.2 s, so under load
+        # one print(table) can arrive in two messages, and then the
+        # autograded notebook and the feedback page would hold two blocks
+        # (tests/test_kernel_start.py)
+        "nbconvert.preprocessors.CoalesceStreamsPreprocessor",
         "nbconvert.preprocessors.ClearMetadataPreprocessor",
         "nbgrader.preprocessors.LimitOutput",
         "nbgrader.preprocessors.SaveAutoGrades",
         "nbgrader.preprocessors.AssignLatePenalties",
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
+    c.CoalesceStreamsPreprocessor.enabled = True  # nbconvert's are off unless told
