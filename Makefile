@@ -1,6 +1,13 @@
-# One entry point for students, instructors and CI. Every target sets up .venv
-# first (from environment.yml, the only dependency list) and does nothing more
-# for set-up when environment.yml has not changed.
+# One entry point for students, instructors and CI. Every target but `help`
+# sets up .venv first (from environment.yml, the only dependency list) and
+# does nothing more for set-up when environment.yml has not changed; `help`
+# needs only awk. Plain `make` prints the list of targets.
+#
+# A target is documented by the `## ` lines right above it. The first one is
+# its line in `make help` and starts with its audience: [students],
+# [instructors] or [maintainers] (people who edit the pack); the lines after
+# it say more, for readers of this file.
+.DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,7 +16,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: course test build lab check grade sheet formgrader student-bundle sample-class bench mutants site bench-grading hostile
+.PHONY: help course test build lab check grade sheet formgrader student-bundle sample-class bench mutants site bench-grading hostile
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,29 +46,50 @@ $(BROWSER): $(STAMP)
 	  else echo "the browser tests need chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
 	@touch $(BROWSER)
 
-## main job: rebuild release/ and notebooks/, grade the sample class's lab,
-## quiz and project, print one table (autograded, manual, total, band)
+# the list of targets, read from this file: each documented target's first
+# `## ` line, under its audience; a line without a known [audience] lands
+# under "other", and tests/test_make_help.py fails until it gets one
+help:
+	@awk 'BEGIN { n = split("students instructors maintainers other", order, " "); \
+	    head["students"] = "Students:"; head["instructors"] = "Instructors:"; \
+	    head["maintainers"] = "Maintainers (editing the pack):"; \
+	    head["other"] = "Other (give its ## line an [audience]):"; \
+	    for (i = 1; i <= 3; i++) known[order[i]] = 1 } \
+	  /^## / { if (doc == "") doc = substr($$0, 4); next } \
+	  /^[A-Za-z0-9_.-]+:/ && doc != "" { \
+	    name = $$0; sub(/:.*/, "", name); group = ""; \
+	    if (match(doc, /^\[[a-z]+\] /)) group = substr(doc, 2, RLENGTH - 3); \
+	    if (group in known) doc = substr(doc, RLENGTH + 1); else group = "other"; \
+	    lines[group] = lines[group] sprintf("  make %-15s %s\n", name, doc) } \
+	  { doc = "" } \
+	  END { print "Usage: make TARGET [NAME=value ...]; plain make prints this list."; \
+	    for (i = 1; i <= n; i++) if (order[i] in lines) \
+	      printf "\n%s\n%s", head[order[i]], lines[order[i]] }' $(firstword $(MAKEFILE_LIST))
+
+## [instructors] the main job: set up, rebuild, grade the sample class
+## rebuild release/ and notebooks/, grade the sample class's lab, quiz and
+## project, print one table (autograded, manual, total, band)
 course: $(SANDBOX)
 	$(BIN)/python tools/build.py
 	$(BIN)/python autograder/course.py grade --submissions autograder/sample_class --out autograder/work/sample_class
 
-## every test: package, notebooks (nbval), nbgrader validate, staleness, grading, originality
+## [maintainers] every test, as CI runs it (.ci/run)
+## package, notebooks (nbval), nbgrader validate, staleness, grading,
+## originality
 test: $(SANDBOX) $(BROWSER)
 	$(BIN)/python -m pytest
 
-## regenerate release/ (nbgrader generate_assignment) and notebooks/ (executed masters)
+## [maintainers] rebuild release/ and notebooks/ after editing a master
+## (release/ by nbgrader generate_assignment, notebooks/ by running the
+## masters)
 build: $(STAMP)
 	$(BIN)/python tools/build.py
 
-## the reading edition as a static HTML site in site/ (generated, not
-## committed): open site/index.html in a browser
-site: $(STAMP)
-	$(BIN)/python tools/site.py --out site
-
-## students: copy the student notebooks of every assignment (release/lab,
-## release/quiz, release/project) to my-work/<assignment>/ (never over your
-## own copies) and open JupyterLab in my-work; kernels get encrypted
-## transport, as in autograder/nbgrader_config.py, so they start without a warning
+## [students] copy the assignments to my-work/ and open JupyterLab
+## the student notebooks of release/lab, release/quiz and release/project go
+## to my-work/<assignment>/ (never over your own copies); kernels get
+## encrypted transport, as in autograder/nbgrader_config.py, so they start
+## without a warning
 lab: $(STAMP)
 	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
 	  for f in release/$$a/*.ipynb; do \
@@ -69,55 +97,65 @@ lab: $(STAMP)
 	cd my-work && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
-## students: run the visible tests of every notebook in my-work/lab (or
-## my-work/$(ASSIGNMENT): ASSIGNMENT=quiz, ASSIGNMENT=project) and print
-## points per part; hidden tests run at grading. DETAILS=1 adds tracebacks.
+## [students] run the visible tests in my-work/lab, points per part
+## (my-work/$(ASSIGNMENT) with ASSIGNMENT=quiz or ASSIGNMENT=project); hidden
+## tests run at grading. DETAILS=1 adds tracebacks.
 check: $(STAMP)
 	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) my-work/$(or $(ASSIGNMENT),lab)
 
-## instructors: grade real submissions laid out as
-## SUBMISSIONS/<student>/<lab|quiz|project>/ into GRADES/, with one grade sheet
+## [students] the reading edition as a static HTML site in site/
+## (generated, not committed): open site/index.html in a browser
+site: $(STAMP)
+	$(BIN)/python tools/site.py --out site
+
+## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
+## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/
 grade: $(SANDBOX)
 	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES)
 
-## instructors: mark the project's written answers in nbgrader's formgrader
-## (GRADES=autograder/work/sample_class for the sample class after make course)
+## [instructors] mark the project's written answers (GRADES=dir)
+## in nbgrader's formgrader (GRADES=autograder/work/sample_class for the
+## sample class after make course)
 formgrader: $(STAMP)
 	$(BIN)/python autograder/course.py formgrader --out $(GRADES)
 
-## instructors: the grade sheet again, with the manual grades entered so far
+## [instructors] the grade sheet again, with the manual marks so far
+## (GRADES=dir)
 sheet: $(STAMP)
 	$(BIN)/python autograder/course.py sheet --out $(GRADES)
 
-## instructors of graded courses: dist/rag-course-student.zip, the student's
-## copy of the course (release/, ragkit, data, guide, the check tooling, a
-## student Makefile and README) without any solution or hidden test; hand
-## this out, not the repository. OUT=path writes it elsewhere
+## [instructors] dist/rag-course-student.zip: the copy students get
+## in a graded course (hand this out, not the repository): release/, ragkit,
+## data, guide, the check tooling, a student Makefile and README, without any
+## solution or hidden test. OUT=path writes it elsewhere
 student-bundle: $(STAMP)
 	$(BIN)/python tools/student_bundle.py $(if $(OUT),--out $(OUT))
 
-## rebuild the sample class of submissions from release/ and the masters
+## [maintainers] rebuild the sample class from release/ and the masters
 sample-class: $(STAMP)
 	$(BIN)/python autograder/make_sample_class.py
 
-## speed of ragkit against rank_bm25, bm25s and faiss, as ratios measured in
-## one run (a few minutes; QUICK=1 for a small run); not a test
+## [maintainers] ragkit's speed against rank_bm25, bm25s and faiss
+## as ratios measured in one run (a few minutes; QUICK=1 for a small run);
+## not a test
 bench: $(STAMP)
 	$(BIN)/python tools/bench.py $(if $(QUICK),--quick)
 
-## grading speed: a class of 40 from the sample class, plain sequential
-## `nbgrader autograde` against grade.py with 1 and 2 workers, as ratios, and
-## where the time goes (long; QUICK=1 grades 6 students); not a test
+## [maintainers] grading speed against plain nbgrader (long; QUICK=1)
+## a class of 40 from the sample class, plain sequential `nbgrader
+## autograde` against grade.py with 1 and 2 workers, as ratios, and where
+## the time goes (QUICK=1 grades 6 students); not a test
 bench-grading: $(SANDBOX)
 	$(BIN)/python tools/bench_grading.py $(if $(QUICK),--quick)
 
-## every plausible mistake of autograder/mistakes/ graded for real: a table of
-## points kept, then the rules checked (make test grades a sample of 20)
+## [maintainers] grade every plausible mistake of autograder/mistakes/
+## for real: a table of points kept, then the rules checked (make test
+## grades a sample of them)
 mutants: $(STAMP)
 	$(BIN)/python autograder/mutants.py
 	RAGKIT_ALL_MUTANTS=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_mutants.py
 
-## every case of the hostile class (autograder/hostile/) graded in one batch;
-## make test grades a sample of 12 of them
+## [maintainers] grade every case of the hostile class in one batch
+## (autograder/hostile/); make test grades a sample of them
 hostile: $(SANDBOX)
 	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py

@@ -61,6 +61,7 @@ KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
 TWINS = {"maxsim_rerank": {"rerank"}}
 BUILTIN_NAMES = set(vars(builtins))
+CALL_ALLOWANCE = 0.02  # seconds of a cell's time limit added per call to the kernel
 LOAD = ("import sys, types\n"
         "_m = types.ModuleType('_rag_judge')\n"
         "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
@@ -332,6 +333,9 @@ class Judge:
     def ask(self, request: dict, name: str = ""):
         """Send `request` to the kernel; its answer as plain data (or raise)."""
         self.calls += 1
+        # the traffic of a call is not the student's time: each call adds a
+        # little to what the cell may spend waiting for the kernel
+        self.budget += CALL_ALLOWANCE
         try:
             if not (self.serving or self.looping):
                 self.start_loop()
@@ -395,6 +399,14 @@ class Judge:
         check that unchanged chunks are returned, not rebuilt)."""
         if isinstance(obj, StudentName):
             return {"$ref": obj._ref}
+        if isinstance(obj, types.FunctionType) and "<" not in obj.__qualname__:
+            # a reference function swapped in by `using`: the kernel binds its
+            # own private copy of it instead of calling back here for every
+            # use (a wrong copy could only make the student's answers wrong)
+            home = wire._qualified(types.SimpleNamespace(
+                __module__=obj.__module__, __qualname__=obj.__qualname__))
+            if home is not None:
+                return {"$rkfn": home}
         name = wire._qualified(type(obj))
         if name is None:
             return None
@@ -422,6 +434,7 @@ class Judge:
 
     def answer_callback(self, prompt: str) -> str:
         """The kernel's stand-in for a judge object asks the judge to use it."""
+        self.budget += CALL_ALLOWANCE
         if not prompt.startswith(wire.ASK):
             return json.dumps({"raise": {"name": "EOFError", "base": "EOFError",
                                          "message": "input() is not available while grading"}})

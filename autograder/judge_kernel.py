@@ -12,7 +12,7 @@ answers, and wrong answers fail.
 The same file gives the judge its half of the wire format (`to_plain` and
 `from_plain` are symmetric), so the two never drift apart.
 
-A call is made with a profiler watching which functions run. If the
+A call is made with a trace function watching which functions run. If the
 student's function runs ragkit's own twin of the piece the task asks for
 (`maxsim` calling `ragkit.rerank.maxsim`, however it was imported), the
 call reports `delegated` and the judge fails the test.
@@ -270,7 +270,23 @@ def _known(value):
     return None
 
 
+_reference = []  # the kernel's own private copy of ragkit, made before any student code
+
+
+def _reference_function(name: str):
+    """'text:stem' in the kernel's own reference copy of ragkit."""
+    if not _reference:
+        _reference.append(_fresh())
+    target = _reference[0]
+    module, _, qualname = name.partition(":")
+    for part in [p for p in module.split(".")[1:] if p] + qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
 def _resolve(tag, value):
+    if tag == "$rkfn":
+        return _reference_function(str(value))
     if tag == "$jref":
         return JudgeObject(int(value))
     if tag == "$ref":
@@ -296,8 +312,8 @@ def _ask(request: dict):
     such request is answered with another input() until the judge's own
     answer comes."""
     # the talk with the judge is ours, not the student's: no need to trace it
-    watching = sys.getprofile()
-    sys.setprofile(None)
+    watching = sys.gettrace()
+    _tracing(None)
     try:
         text = input(ASK + json.dumps(request))
         while True:
@@ -306,7 +322,7 @@ def _ask(request: dict):
                 break
             text = input(RESULT + _answer(reply["call"]))
     finally:
-        sys.setprofile(watching)
+        _tracing(watching)
     if "raise" in reply:
         exc = reply["raise"]
         import builtins
@@ -318,6 +334,10 @@ def _ask(request: dict):
 
 
 _RAGKIT = None
+try:  # taken when this module loads, before the student's first cell
+    from ragkit.reference import fresh as _fresh
+except ImportError:  # (a course without ragkit)
+    _fresh = None
 
 
 def _ragkit_dir() -> str:
@@ -328,30 +348,58 @@ def _ragkit_dir() -> str:
     return _RAGKIT
 
 
+class _Watch:
+    """What the tracing of one call saw. A trace function (sys.settrace,
+    and threading.settrace for threads the call starts) is told of each
+    Python function entered, and nothing else: cheaper than a profiler,
+    which also hears of every builtin called. An audit hook, which nothing
+    in Python can remove, notes the student's code switching tracing off."""
+
+    active = False   # a judged call is running
+    ours = False     # this module is switching tracing itself
+    tampered = False
+
+
+def _audit(event, args):
+    if event in ("sys.settrace", "sys.setprofile") and _Watch.active and not _Watch.ours:
+        _Watch.tampered = True
+
+
+sys.addaudithook(_audit)
+
+
+def _tracing(trace) -> None:
+    import threading
+    _Watch.ours = True
+    try:
+        sys.settrace(trace)
+        threading.settrace(trace)
+    finally:
+        _Watch.ours = False
+
+
 def _call(fn, args, kwargs, forbid: set[str]):
-    """fn(*args, **kwargs) with a profiler noting any ragkit function named
-    in `forbid` that runs, and whether the call turned the profiler off."""
-    twins, tampered = [], []
-    ours = (_call.__code__, _ask.__code__)
+    """fn(*args, **kwargs), noting any ragkit function named in `forbid`
+    that runs during it, and whether the call turned the tracing off."""
+    twins = []
     home = _ragkit_dir()
-    watchers = (sys.setprofile, sys.settrace)
 
     def watch(frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            if code.co_name in forbid and code.co_filename.startswith(home):
-                twins.append(code.co_name)
-        elif event == "c_call" and any(arg is w for w in watchers) \
-                and frame.f_code not in ours:  # (our own switching)
-            tampered.append(getattr(arg, "__name__", "?"))
+        code = frame.f_code
+        if code.co_name in forbid and code.co_filename.startswith(home):
+            twins.append(code.co_name)
+        return None  # (no line events)
 
-    before = sys.getprofile()
-    sys.setprofile(watch)
+    outer = (_Watch.active, _Watch.tampered, sys.gettrace())
+    _Watch.active, _Watch.tampered = True, False
+    _tracing(watch)
     try:
         result = fn(*args, **kwargs)
     finally:
-        kept = sys.getprofile() is watch
-        sys.setprofile(before)
+        kept = sys.gettrace() is watch
+        tampered = _Watch.tampered
+        _tracing(outer[2])
+        _Watch.active, _Watch.tampered = outer[0], outer[1] or tampered
     if twins:
         return {"delegated": sorted(set(twins))}
     if tampered or not kept:

@@ -4,7 +4,8 @@
 
 Each mutant takes a master, makes one small change to one solution cell (the
 kind of slip a student makes), executes the notebook in a real kernel with
-all its tests, hidden ones included, and scores it the way `nbgrader
+all its tests, hidden ones included, through grade.py's own execute step
+(its test cells in the judge, judge.py), and scores it the way `nbgrader
 autograde` does: a graded test cell earns its points when it runs without an
 error. The table shows, per mutant, the points kept of the points possible
 and which graded cells failed.
@@ -25,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-
 from nbgrader_cli import nbgrader_settings
+from rag_feedback import GuardedExecute
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "source"
@@ -76,11 +76,12 @@ def graded_cells(nb: nbformat.NotebookNode) -> dict[str, float]:
 
 
 def run(nb: nbformat.NotebookNode, cwd: Path) -> dict[str, bool]:
-    """Execute every cell, errors allowed; grade_id -> did the graded cell pass."""
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                            config=nbgrader_settings(),
-                            resources={"metadata": {"path": str(cwd)}})
-    client.execute()
+    """Execute every cell as the grader does (graded test cells in the judge,
+    rag_feedback.GuardedExecute), errors allowed; grade_id -> did the graded
+    cell pass."""
+    step = GuardedExecute(timeout=120, kernel_name="python3", allow_errors=True,
+                          config=nbgrader_settings())
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(cwd)}})
     passed = {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})

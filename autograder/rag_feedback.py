@@ -375,8 +375,12 @@ class GuardedExecute(Execute):
             self._judge.connect()  # before any of the student's code runs
         if meta.get("grade") and not meta.get("solution"):
             label = f"<test {meta.get('grade_id', index)}>"
+            started, calls = time.monotonic(), self._judge.calls
             verdict = [new_output(**o) for o in
                        self._judge.run_test(cell.source, label, is_hidden(cell))]
+            self.log.info("judged %s in %.2f s (%d calls to the kernel)",
+                          meta.get("grade_id", index), time.monotonic() - started,
+                          self._judge.calls - calls)
             self._drain_iopub()
             return verdict
         if meta.get("locked") and not meta.get("solution"):

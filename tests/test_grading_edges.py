@@ -352,7 +352,7 @@ def replace_answer(nb, grade_id: str, source: str) -> None:
 
 def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     """A task that asks to build a piece gives no points for calling ragkit's
-    own: decided by what runs (the judge's profiler), however the twin was
+    own: decided by what runs (the judge's call tracing), however the twin was
     reached; calling ragkit where the task says to stays fine (Part D)."""
     name = "05_reranking.ipynb"
     lab = copy_notebooks("ada_complete", [name], tmp_path / "subs" / "vera_delegates")
