@@ -16,7 +16,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: help course test build lab check grade sheet formgrader student-bundle sample-class bench mutants site bench-grading hostile
+.PHONY: help course test build lab check grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -120,9 +120,16 @@ formgrader: $(STAMP)
 	$(BIN)/python autograder/course.py formgrader --out $(GRADES)
 
 ## [instructors] the grade sheet again, with the manual marks so far
-## (GRADES=dir)
+## (GRADES=dir; LMS=canvas also writes grade_sheet_canvas.csv for Canvas's
+## gradebook import, ROSTER=csv with student,name,sis_id,section)
 sheet: $(STAMP)
-	$(BIN)/python autograder/course.py sheet --out $(GRADES)
+	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER))
+
+## [instructors] feedback pages again, with the manual marks (GRADES=dir)
+## the project's pages (and any assignment with a mark a person entered) go
+## to GRADES/<assignment>/feedback/, replacing the autograde-time pages
+feedback: $(STAMP)
+	$(BIN)/python autograder/course.py feedback --out $(GRADES)
 
 ## [instructors] dist/rag-course-student.zip: the copy students get
 ## in a graded course (hand this out, not the repository): release/, ragkit,

@@ -1,8 +1,9 @@
 """Grade the whole course (lab, quiz, project) and keep one grade sheet.
 
     python autograder/course.py grade --submissions DIR --out DIR [grade.py options]
-    python autograder/course.py sheet --out DIR
+    python autograder/course.py sheet --out DIR [--lms canvas [--roster CSV]]
     python autograder/course.py formgrader --out DIR [--port 8890]
+    python autograder/course.py feedback --out DIR
 
 `grade` runs grade.py once per assignment that the class handed in
 (DIR/<student>/<assignment>/), each into OUT/<assignment>/ with its own
@@ -42,7 +43,7 @@ import pandas as pd
 
 from grade import DONE, valid_id
 from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
-from safe_csv import rewrite_csv, write_csv
+from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,6 +98,7 @@ def gather(out: Path, source: Path) -> Path:
     warnings.filterwarnings("ignore", category=SAWarning)
     migrate_layout(course)
     done = [a for a in assignments(source) if (out / a / DONE).is_dir()]
+    found: dict[str, list] = {}
     for assignment in done:
         run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
         for keep in sorted((out / assignment / DONE).iterdir()):
@@ -105,11 +107,14 @@ def gather(out: Path, source: Path) -> Path:
                     and (keep / "gradebook.db").is_file()):
                 continue
             try:
-                merge_student(course, assignment, keep)
+                changed = merge_student(course, assignment, keep)
+                found.setdefault(assignment, []).extend(
+                    (keep.name, *c) for c in changed)
             except Exception as err:  # noqa: BLE001 (one student, not the class)
                 print(f"  ! {keep.name}: {assignment} not gathered for the formgrader "
                       f"({type(err).__name__}: {err})", file=sys.stderr)
     mark_submitted(course)
+    record_changed(out, course, {a: lines for a, lines in found.items() if lines})
     return course
 
 
@@ -181,8 +186,10 @@ def mark_submitted(course: Path) -> None:
                     stamp.unlink()
 
 
-def merge_student(course: Path, assignment: str, keep: Path) -> None:
-    """Copy one student's autograded notebooks and scores into the course."""
+def merge_student(course: Path, assignment: str, keep: Path) -> list[tuple]:
+    """Copy one student's autograded notebooks and scores into the course;
+    return (notebook, grade id, mark) for each marked written answer whose
+    text differs from the one that was marked (the mark stays)."""
     from nbgrader.api import Gradebook
 
     student = keep.name
@@ -192,9 +199,12 @@ def merge_student(course: Path, assignment: str, keep: Path) -> None:
     if not notebooks.is_dir() or notebooks.is_symlink():
         raise FileNotFoundError(f"no autograded notebooks in {notebooks}")
     target = course / "autograded" / student / assignment
+    before = written_answers(target)  # what a person may have marked
     shutil.rmtree(target, ignore_errors=True)
     copy_files(notebooks, target)
     sanitize(target, f"{student}/{assignment}")
+    after = written_answers(target)  # compared sanitised with sanitised
+    changed = []
     with Gradebook(f"sqlite:///{keep / 'gradebook.db'}") as own, \
             Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         theirs = own.find_submission(assignment, student)
@@ -207,6 +217,10 @@ def merge_student(course: Path, assignment: str, keep: Path) -> None:
             for grade in nb.grades:
                 mine = gb.find_grade(grade.name, nb.name, assignment, student)
                 mine.auto_score = grade.auto_score
+                key = (nb.name, grade.name)
+                if (mine.manual_score is not None and key in before and key in after
+                        and before[key] != after[key]):
+                    changed.append((nb.name, grade.name, mine.manual_score))
                 if mine.manual_score is None:  # a person's grade is never replaced
                     mine.needs_manual_grade = grade.needs_manual_grade
             for comment in nb.comments:
@@ -214,12 +228,91 @@ def merge_student(course: Path, assignment: str, keep: Path) -> None:
                 if mine.manual_comment is None:
                     mine.auto_comment = comment.auto_comment
         gb.db.commit()
+    return changed
+
+
+# --- a written answer that changed after it was marked ----------------------
+
+CHANGED = "written answer changed since it was marked; check the mark"
+CHANGED_FILE = "changed_answers.json"  # OUT/formgrader/: the marks to check
+
+
+def written_answers(folder: Path) -> dict[tuple[str, str], str]:
+    """(notebook, grade id) -> source of each cell a person marks (a written
+    answer or a task) in the gathered notebooks of `folder`."""
+    found = {}
+    for path in sorted(folder.glob("*.ipynb")) if folder.is_dir() else []:
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception:  # noqa: BLE001 (no notebook, nothing marked in it)
+            continue
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            # nbgrader's manually graded cells: answers (grade and solution), tasks
+            if meta.get("grade_id") and (meta.get("task") or (
+                    meta.get("grade") and meta.get("solution"))):
+                found[path.stem, meta["grade_id"]] = cell.source
+    return found
+
+
+def changed_answers(course: Path) -> dict[str, float]:
+    """"student/assignment/notebook/grade id" -> the mark that was given to
+    an answer that changed afterwards (until a person changes that mark)."""
+    import json
+
+    path = course / CHANGED_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def still_to_check(gb, kept: dict[str, float]) -> dict[str, float]:
+    """The entries of `kept` whose mark nobody has changed since."""
+    from nbgrader.api import MissingEntry
+
+    out = {}
+    for key, mark in kept.items():
+        student, assignment, notebook, grade_id = key.split("/")
+        try:
+            now = gb.find_grade(grade_id, notebook, assignment, student).manual_score
+        except MissingEntry:
+            continue
+        if now is not None and float(now) == float(mark):
+            out[key] = mark
+    return out
+
+
+def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
+    """Keep the changed answers in OUT/formgrader/changed_answers.json, drop
+    those whose mark a person has changed since, and add a problems.csv line
+    for each answer found changed in this run."""
+    import json
+
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        kept = still_to_check(gb, changed_answers(course))
+    for assignment, lines in found.items():
+        rows = []
+        for student, notebook, grade_id, mark in lines:
+            kept[f"{student}/{assignment}/{notebook}/{grade_id}"] = float(mark)
+            rows.append({"student": student, "problem": f"{notebook}.ipynb: {grade_id}: {CHANGED}"
+                         f" (marked {float(mark):g} before)"})
+            print(f"  ! {student}/{assignment}: {notebook}.ipynb {grade_id}: {CHANGED}; "
+                  f"the mark ({float(mark):g}) is kept", flush=True)
+        problems = out / assignment / "problems.csv"
+        old = read_text_csv(problems) if problems.is_file() else pd.DataFrame(
+            columns=["student", "problem"])
+        write_csv(pd.concat([old, pd.DataFrame(rows, columns=["student", "problem"])],
+                            ignore_index=True), problems)
+    (course / CHANGED_FILE).write_text(json.dumps(kept, indent=1, sort_keys=True),
+                                       encoding="utf-8")
 
 
 # --- the grade sheet ---------------------------------------------------------
 
 def sheet(out: Path, source: Path) -> pd.DataFrame:
     """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export)."""
+    import json
+
     from nbgrader.api import Gradebook, MissingEntry
 
     course = out / COURSE
@@ -231,8 +324,16 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
              for g, p in parts_of(master).items()}
     rows = []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        changed = still_to_check(gb, changed_answers(course))
+        if (course / CHANGED_FILE).is_file():  # forget the answers marked again
+            (course / CHANGED_FILE).write_text(json.dumps(changed, indent=1, sort_keys=True),
+                                               encoding="utf-8")
         for student in sorted(s.id for s in gb.students):
             row: dict = {"student": student}
+            check = [key.split("/", 1)[1] for key, mark in sorted(changed.items())
+                     if key.split("/")[0] == student]
+            if check:
+                row["note"] = f"{CHANGED}: " + ", ".join(check)
             total = out_of = 0.0
             for a in names:
                 try:
@@ -279,25 +380,123 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
     return frame
 
 
+# --- the grade sheet for an LMS ----------------------------------------------
+
+CANVAS_HEAD = ["Student", "ID", "SIS User ID", "Section"]
+ROSTER_COLUMNS = ("student", "name", "sis_id", "section")
+
+
+def read_roster(path: Path) -> dict[str, dict[str, str]]:
+    """student folder name -> {"name", "sis_id", "section"} from a roster CSV
+    with the columns student,name,sis_id,section (empty cells allowed)."""
+    roster = read_text_csv(path)
+    lacking = [c for c in ROSTER_COLUMNS if c not in roster.columns]
+    if lacking:
+        raise ValueError(f"{path}: the roster needs the columns {','.join(ROSTER_COLUMNS)} "
+                         f"(missing: {', '.join(lacking)})")
+    return {r["student"].strip(): {c: r[c].strip() for c in ROSTER_COLUMNS[1:]}
+            for _, r in roster.iterrows() if r["student"].strip()}
+
+
+def canvas_sheet(out: Path, source: Path, frame: pd.DataFrame,
+                 roster: dict[str, dict[str, str]] | None = None) -> Path:
+    """OUT/grade_sheet_canvas.csv: the sheet's assignment scores in the layout
+    Canvas's gradebook import reads (Student, ID, SIS User ID, Section, one
+    column per assignment, a "Points Possible" row second). Without a roster
+    a student's name and SIS User ID are their folder name; the Canvas ID is
+    left empty, so Canvas matches the rows by SIS User ID."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    roster = roster or {}
+    names, possible = [], {}
+    with Gradebook(f"sqlite:///{out / COURSE / 'gradebook.db'}") as gb:
+        for a in assignments(source):
+            try:
+                possible[a] = float(gb.find_assignment(a).max_score)
+            except MissingEntry:
+                continue
+            names.append(a)
+    rows = [{"Student": "Points Possible", "ID": "", "SIS User ID": "", "Section": "",
+             **possible}]
+    for _, r in (frame.iterrows() if not frame.empty else []):
+        who = roster.get(r["student"], {})
+        rows.append({"Student": who.get("name") or r["student"], "ID": "",
+                     "SIS User ID": who.get("sis_id") or r["student"],
+                     "Section": who.get("section", ""),
+                     **{a: (None if pd.isna(r.get(a)) else float(r[a])) for a in names}})
+    canvas = pd.DataFrame(rows, columns=CANVAS_HEAD + names).astype(object)
+    path = out / "grade_sheet_canvas.csv"
+    write_csv(canvas, path)  # names come from folders and the roster: no formulas
+    return path
+
+
 def summary(frame: pd.DataFrame) -> str:
     """The printed table: each assignment, the project's parts and its band."""
     wanted = [c for c in ("student", "lab", "quiz", "project auto", "project manual",
-                          "project", "total", "out of", "project band") if c in frame]
+                          "project", "total", "out of", "project band", "note") if c in frame]
     shown = frame[wanted].astype(object).fillna("-")
     return shown.to_string(index=False, float_format=lambda v: f"{v:g}")
+
+
+# --- feedback with the manual marks ------------------------------------------
+
+def feedback(out: Path, source: Path) -> dict[str, list[str]]:
+    """Regenerate the feedback pages of the project and of every assignment
+    that has a manual mark or comment, with nbgrader's own generate_feedback
+    in OUT/formgrader/ (rag_feedback's preprocessors: hidden tests cut, a
+    summary per part), and put them where the autograde-time pages were,
+    OUT/<assignment>/feedback/<student>/<assignment>/. Returns assignment ->
+    the students whose pages were replaced."""
+    from nbgrader.api import Gradebook
+
+    course = out / COURSE
+    # the course's config and feedback preprocessors as this pack has them now
+    course_folder(course, None, HERE / "rag_feedback.py")
+    migrate_layout(course)
+    wanted = []
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for assignment in gb.assignments:
+            marked = any(g.manual_score is not None for sub in assignment.submissions
+                         for nb in sub.notebooks for g in nb.grades) or any(
+                c.manual_comment for sub in assignment.submissions
+                for nb in sub.notebooks for c in nb.comments)
+            if assignment.name == "project" or marked:
+                wanted.append(assignment.name)
+    done: dict[str, list[str]] = {}
+    for a in [a for a in assignments(source) if a in wanted] + sorted(
+            set(wanted) - set(assignments(source))):
+        shutil.rmtree(course / "feedback", ignore_errors=True)  # only this run's pages
+        run_nbgrader_checked(["generate_feedback", a, "--force"], course)
+        for folder in sorted((course / "feedback").glob(f"*/{a}")):
+            student = folder.parent.name
+            if not valid_id(student) or folder.is_symlink() or not folder.is_dir():
+                continue
+            target = out / a / "feedback" / student / a
+            shutil.rmtree(target, ignore_errors=True)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            copy_files(folder, target)
+            done.setdefault(a, []).append(student)
+    return done
 
 
 # --- the command line --------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["grade", "sheet", "formgrader"])
+    parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
     parser.add_argument("--out", type=Path, required=True,
                         help="folder for every assignment's results and the sheet")
     parser.add_argument("--submissions", type=Path,
                         help="folder of <student>/<assignment>/ (grade only)")
     parser.add_argument("--source", type=Path, default=ROOT / "source",
                         help="the masters, one folder per assignment")
+    parser.add_argument("--lms", choices=["canvas"],
+                        help="sheet: also write OUT/grade_sheet_<lms>.csv in the "
+                             "layout that LMS's gradebook import reads")
+    parser.add_argument("--roster", type=Path,
+                        help="sheet --lms: CSV with columns student,name,sis_id,section "
+                             "(student = the submission folder's name); without it "
+                             "names and SIS ids are the folder names")
     parser.add_argument("--port", type=int, default=8890,
                         help="formgrader's port on 127.0.0.1 (the server's token: "
                              "JUPYTER_TOKEN, or the one it prints)")
@@ -331,8 +530,22 @@ def main(argv: list[str] | None = None) -> int:
     if not (out / COURSE / "gradebook.db").exists():
         parser.error(f"no graded course in {out}: run `course.py grade` first")
     if args.command == "sheet":
+        if args.roster is not None and args.lms is None:
+            parser.error("--roster is for --lms")
+        roster = read_roster(args.roster) if args.roster is not None else None
         frame = sheet(out, source)
         print(summary(frame))
+        if args.lms == "canvas":
+            print(f"Canvas grade sheet: {canvas_sheet(out, source, frame, roster)}")
+        return 0
+    if args.command == "feedback":
+        done = feedback(out, source)
+        for a, students in done.items():
+            print(f"{a}: feedback with the manual marks and comments for {len(students)} "
+                  f"student(s) in {out / a / 'feedback'}/<student>/{a}/; it replaces the "
+                  "pages written at autograding")
+        if not done:
+            print("no feedback written: no project and no manual mark in the gradebook")
         return 0
     # formgrader: nbgrader's own web app on the gathered course, with its
     # pages under a strict Content-Security-Policy (formgrader_csp.py)

@@ -112,6 +112,7 @@ class Outcome:
     steps: dict[str, float] = field(default_factory=dict)  # seconds per nbgrader step
     reused: bool = False
     refused: bool = False  # not run at all (a link, too many files): every notebook 0
+    to_mark: list[str] = field(default_factory=list)  # "name.ipynb:grade_id" awaiting a person
 
 
 @dataclass
@@ -650,7 +651,37 @@ def notebook_scores(course: Path, assignment: str, student: str):
         return ({f"{nb.name}.ipynb": (float(nb.score), float(nb.max_score))
                  for nb in sub.notebooks},
                 {f"{nb.name}.ipynb:{g.name}": (float(g.score), float(g.max_score))
-                 for nb in sub.notebooks for g in nb.grades})
+                 for nb in sub.notebooks for g in nb.grades},
+                [f"{nb.name}.ipynb:{g.name}" for nb in sub.notebooks for g in nb.grades
+                 if g.needs_manual_grade and g.manual_score is None])
+
+
+MISSING = re.compile(r"^(.+\.ipynb): missing, scored 0$")
+
+
+def missing_notebooks(problems: list[str]) -> list[str]:
+    """The notebooks a student did not hand in, from their problem lines."""
+    return [m.group(1) for m in map(MISSING.match, problems) if m]
+
+
+def summary_lines(outcomes: list[Outcome], assignment: str) -> list[tuple[str, str]]:
+    """(student, line) for the printed summary: a student's missing notebooks
+    make one line ("7 of 9 lab notebooks not handed in"), in the place of the
+    first; problems.csv keeps one line per notebook."""
+    lines = []
+    for o in outcomes:
+        missing = missing_notebooks(o.problems)
+        said = False
+        for p in o.problems:
+            if not MISSING.match(p):
+                lines.append((o.student, p))
+            elif not said:
+                said = True
+                of = len(o.scores) or len(missing)
+                what = "notebook" if of == 1 else "notebooks"
+                lines.append((o.student, f"{len(missing)} of {of} {assignment} {what} "
+                                         "not handed in"))
+    return lines
 
 
 def zero_scores(template: Path, assignment: str, outcomes: list[Outcome]) -> None:
@@ -739,7 +770,8 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     if failed:
         outcome.problems.append(f"nbgrader {failed}; see logs/{student}.log")
     else:
-        outcome.scores, outcome.cells = notebook_scores(course, assignment, student)
+        outcome.scores, outcome.cells, outcome.to_mark = notebook_scores(
+            course, assignment, student)
         outcome.graded = True
         outcome.problems += limits_hit(course / "autograded" / student / assignment)
         outcome.problems += hidden_code_shown(course / "feedback",
@@ -1186,7 +1218,7 @@ def main(argv: list[str] | None = None) -> int:
     if not scores.empty:
         print(grade_table(scores).to_string(float_format=lambda v: f"{v:g}"))
     trouble = [(o.student, p) for o in outcomes for p in o.problems]
-    for student, problem in trouble:
+    for student, problem in summary_lines(outcomes, args.assignment):
         print(f"  ! {student}: {problem}")
     print(where_results_went(out, len(trouble)))
     failed = [o.student for o in outcomes if not (o.graded or o.refused)]

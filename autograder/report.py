@@ -2,8 +2,10 @@
 
     report/totals.png      how the class's totals are spread
     report/tests.png       per graded cell, the share of the class passing it
-    report/totals.csv      one row per student: total, out of, problems
-    report/tests.csv       one row per graded cell: passed, students, share
+    report/totals.csv      one row per student: total, out of, notebooks not
+                           handed in, answers to mark, problems
+    report/tests.csv       one row per graded cell: passed, failed, not handed
+                           in, to mark, students, share (passed of those marked)
     report/problems.csv    the submissions with problems (as problems.csv)
 
 Only numbers and names of graded cells appear: no test code, no hidden test,
@@ -13,11 +15,27 @@ page from there, not this one).
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from safe_csv import write_csv
+
+
+# grade.py's line for a notebook the student did not hand in (scored 0)
+MISSING = re.compile(r"^(.+\.ipynb): missing, scored 0$")
+STATES = ("passed", "failed", "not handed in", "to mark")
+
+
+def state(o, cell: str, score: float, top: float, missing: set[str]) -> str:
+    """What one graded cell of one student counts as: a cell of a notebook
+    not handed in is not a failure, nor is a written answer nobody marked."""
+    if cell.split(":", 1)[0] in missing:
+        return "not handed in"
+    if cell in set(getattr(o, "to_mark", ()) or ()):
+        return "to mark"
+    return "passed" if score >= top > 0 else "failed"
 
 
 def tables(scores: pd.DataFrame, outcomes) -> tuple[pd.DataFrame, pd.DataFrame,
@@ -27,14 +45,26 @@ def tables(scores: pd.DataFrame, outcomes) -> tuple[pd.DataFrame, pd.DataFrame,
     problems = pd.DataFrame([{"student": o.student, "problem": p}
                              for o in outcomes for p in o.problems],
                             columns=["student", "problem"])
-    totals["problems"] = problems.groupby("student").size()
-    totals["problems"] = totals["problems"].fillna(0).astype(int)
-    rows = [{"cell": cell, "passed": score >= top > 0, "student": o.student}
+    missing = {o.student: {m.group(1) for m in map(MISSING.match, o.problems) if m}
+               for o in outcomes}
+    rows = [{"cell": cell, "state": state(o, cell, score, top, missing[o.student]),
+             "student": o.student}
             for o in outcomes for cell, (score, top) in o.cells.items()]
-    cells = pd.DataFrame(rows, columns=["cell", "passed", "student"])
-    tests = (cells.groupby("cell")["passed"].agg(["sum", "count"])
-             .rename(columns={"sum": "passed", "count": "students"}))
-    tests["share"] = (tests["passed"] / tests["students"]).round(3)
+    cells = pd.DataFrame(rows, columns=["cell", "state", "student"])
+    totals["not handed in"] = pd.Series({s: len(m) for s, m in missing.items()})
+    totals["to mark"] = cells[cells["state"] == "to mark"].groupby("student").size()
+    totals["problems"] = problems.groupby("student").size()
+    for column in ("not handed in", "to mark", "problems"):
+        totals[column] = totals[column].fillna(0).astype(int)
+    tests = (pd.crosstab(cells["cell"], cells["state"]) if len(cells)
+             else pd.DataFrame(index=pd.Index([], name="cell")))
+    tests = tests.reindex(columns=list(STATES), fill_value=0).astype(int)
+    tests.columns.name = None
+    tests.index.name = "cell"
+    tests["students"] = tests[list(STATES)].sum(axis=1)
+    marked = tests["passed"] + tests["failed"]
+    # the share of those whose answer was handed in and marked; none: empty
+    tests["share"] = (tests["passed"] / marked.where(marked > 0)).round(3)
     return totals.reset_index(), tests.reset_index(), problems
 
 
@@ -57,7 +87,7 @@ def figures(folder: Path, totals: pd.DataFrame, tests: pd.DataFrame) -> None:
     fig.savefig(folder / "totals.png", dpi=100)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 0.25 * max(4, len(tests)) + 1))
-    ax.barh(tests["cell"], tests["share"], color="#70ad47")
+    ax.barh(tests["cell"], tests["share"].fillna(0), color="#70ad47")
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of the class passing")
@@ -80,12 +110,18 @@ def write(out: Path, scores: pd.DataFrame, outcomes) -> Path:
             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
             "td,th{padding:2px 8px;text-align:left}</style>",
             f"<h1>Class report</h1><p>{len(totals)} students; mean total "
-            f"{totals['total'].mean():.2f} of {totals['out_of'].max():g}.</p>"
+            f"{totals['total'].mean():.2f} of {totals['out_of'].max():g}; "
+            f"{(totals['not handed in'] > 0).sum()} with a notebook not handed in; "
+            f"{totals['to mark'].sum()} written answer(s) to mark.</p>"
             if len(totals) else "<h1>Class report</h1><p>No scores.</p>",
             "<h2>Totals</h2>",
             "<img src='report/totals.png' alt='histogram of totals'>"
             if len(totals) else "<p>No totals.</p>",
             "<h2>Share of the class passing each graded cell</h2>",
+            "<p>A student who did not hand in a notebook counts under \"not "
+            "handed in\", not as failing its cells; a written answer nobody "
+            "has marked yet counts under \"to mark\". The share is of the "
+            "students whose answer was handed in and marked.</p>",
             "<img src='report/tests.png' alt='share passing per cell'>"
             if len(totals) else "",
             tests.to_html(index=False, escape=True),
