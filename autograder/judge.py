@@ -230,7 +230,8 @@ class Judge:
             return
         self.kc.input(json.dumps({"end": True}))
         since = time.monotonic()
-        while (since := self._charge(since)) and self.budget > 0:
+        while True:
+            since = self._charge(since)
             try:
                 msg = self.kc.shell_channel.get_msg(timeout=min(5.0, self.budget))
             except Empty:
@@ -239,15 +240,17 @@ class Judge:
                 continue
             if msg["parent_header"].get("msg_id") == msg_id:
                 return
-        self._kernel("interrupt_kernel")
-        raise JudgeError("ran past the time limit")
 
     def _charge(self, since: float) -> float:
         """Count the time since `since` against the cell's budget (what the
         student's code may spend per test cell, summed over its calls; the
-        judge's own work is not counted); the time now."""
+        judge's own work is not counted); the time now. Past the budget the
+        kernel is interrupted and the test fails."""
         now = time.monotonic()
         self.budget -= now - since
+        if self.budget <= 0:
+            self._kernel("interrupt_kernel")
+            raise JudgeError("ran past the time limit")
         return now
 
     def _kernel(self, method: str):
@@ -268,9 +271,6 @@ class Judge:
         since = time.monotonic()
         while True:
             since = self._charge(since)
-            if self.budget <= 0:
-                self._kernel("interrupt_kernel")
-                raise JudgeError("ran past the time limit")
             events = dict(self.poller.poll(min(self.budget, 5.0) * 1000))
             if not events and not self._kernel("is_alive"):
                 raise JudgeError("the kernel died")
@@ -311,9 +311,6 @@ class Judge:
         since = time.monotonic()
         while True:
             since = self._charge(since)
-            if self.budget <= 0:
-                self._kernel("interrupt_kernel")
-                raise JudgeError("ran past the time limit")
             try:
                 msg = kc.stdin_channel.get_msg(timeout=min(self.budget, 5.0))
             except Empty:

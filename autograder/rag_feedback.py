@@ -426,25 +426,35 @@ class GuardedExecute(Execute):
         except CellTimeoutError as err:
             # interrupted at its time limit, but its output did not settle
             cell.outputs.append(error_output("CellTimeoutError", str(err).splitlines()[0]))
-            if self._flooded_in != index and not self._responds(self.interrupt_grace):
-                # it ignores the interrupt: every later cell would wait out
-                # its own time limit behind it
-                self._stop_kernel()
-                self._died_in = index
-                self._not_run = (f"not run: the kernel was stopped in cell {index}, "
-                                 "which ignored the interrupt at its time limit")
-                cell.outputs.append(error_output("KernelStopped", IGNORED_INTERRUPT))
+            if self._flooded_in != index:
+                self._stop_if_deaf(cell, index)
         if self._flooded_in == index and self._died_in is None:
             # the cell ended before the kernel's stop landed: the same outcome
             self._stop_kernel()
             self._died_in = index
             cell.outputs.append(error_output("KernelDied", DIED))
+        self._note_oom_kills(cell, kills)
+        return cell, resources
+
+    def _stop_if_deaf(self, cell, index: int) -> None:
+        """After a cell's time limit: a kernel that does not answer within
+        the grace ignores the interrupt, and every later cell would wait out
+        its own limit behind it; stop it, and fail the rest at once."""
+        if self._responds(self.interrupt_grace):
+            return
+        self._stop_kernel()
+        self._died_in = index
+        self._not_run = (f"not run: the kernel was stopped in cell {index}, "
+                         "which ignored the interrupt at its time limit")
+        cell.outputs.append(error_output("KernelStopped", IGNORED_INTERRUPT))
+
+    def _note_oom_kills(self, cell, kills: int) -> None:
+        """Fail `cell` if the OOM killer struck in the sandbox while it ran."""
         if (killed := self._oom_kills() - kills) > 0:
             cell.outputs.append(error_output("MemoryError", (
                 f"the sandbox ran out of memory: its processes together passed "
                 f"{self.sandbox_memory_bytes // 2 ** 20} MB, and {killed} of them "
                 f"{'was' if killed == 1 else 'were'} killed")))
-        return cell, resources
 
     def _after_judged(self, cell, index: int, kills: int) -> None:
         """What a judged cell's calls did to the kernel: a death or an
@@ -452,17 +462,9 @@ class GuardedExecute(Execute):
         names = [o.get("ename") for o in cell.outputs if o.get("output_type") == "error"]
         if "KernelDied" in names:
             self._died_in = index
-        elif "CellTimeoutError" in names and not self._responds(self.interrupt_grace):
-            self._stop_kernel()
-            self._died_in = index
-            self._not_run = (f"not run: the kernel was stopped in cell {index}, "
-                             "which ignored the interrupt at its time limit")
-            cell.outputs.append(error_output("KernelStopped", IGNORED_INTERRUPT))
-        if (killed := self._oom_kills() - kills) > 0:
-            cell.outputs.append(error_output("MemoryError", (
-                f"the sandbox ran out of memory: its processes together passed "
-                f"{self.sandbox_memory_bytes // 2 ** 20} MB, and {killed} of them "
-                f"{'was' if killed == 1 else 'were'} killed")))
+        elif "CellTimeoutError" in names:
+            self._stop_if_deaf(cell, index)
+        self._note_oom_kills(cell, kills)
 
     def _oom_kills(self) -> int:
         """Processes the OOM killer has killed in the sandbox's cgroup."""

@@ -41,8 +41,9 @@ import nbformat
 import pandas as pd
 import pytest
 
-from tests.test_browser import (WAIT, alive, descendants, find_browser, free_port, wait_for,
-                                wait_until_gone)
+# `browser`: the same headless Chromium fixture as the JupyterLab tests
+from tests.test_browser import (WAIT, alive, browser, descendants, free_port,  # noqa: F401
+                                wait_for, wait_until_gone)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
@@ -248,31 +249,6 @@ def formgrader(graded, tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    """One headless Chromium for the module (as tests/test_browser.py)."""
-    browser_path, driver_path = find_browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser_path
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                "--disable-gpu", "--window-size=1400,1000", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update",
-                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=driver_path)
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT)
-    driver_pid = service.process.pid
-    yield driver
-    started = descendants(driver_pid) | {driver_pid}
-    driver.quit()
-    left = wait_until_gone(started, 20)
-    for pid in left:
-        os.kill(pid, signal.SIGKILL)
     assert not left, f"the browser left processes behind after quit: {sorted(left)}"
 
 
