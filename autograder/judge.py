@@ -51,7 +51,6 @@ import uuid
 from pathlib import Path
 from queue import Empty
 
-import zmq
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -67,9 +66,7 @@ LOAD = ("import sys, types\n"
         "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
         "sys.modules['_rag_judge'] = _m\n"
         "del _m")
-SERVE = "__import__('sys').modules['_rag_judge'].serve({req!r})"
 LOOP = "__import__('sys').modules['_rag_judge'].loop()"
-LAST = "__import__('sys').modules['_rag_judge'].last"
 
 
 class JudgeError(Exception):
@@ -212,10 +209,8 @@ class Judge:
         kc.session.session = str(uuid.uuid4())  # a peer of its own on the kernel's sockets
         kc.start_channels(shell=True, iopub=False, stdin=True, hb=False, control=False)
         self.kc = kc
-        self.poller = zmq.Poller()
-        self.poller.register(kc.shell_channel.socket, zmq.POLLIN)
-        self.poller.register(kc.stdin_channel.socket, zmq.POLLIN)
-        self._execute(LOAD.format(src=KERNEL_SOURCE), expect=False)
+        self._wait_reply(kc.execute(LOAD.format(src=KERNEL_SOURCE), silent=True,
+                                    store_history=False))
 
     def start_loop(self) -> None:
         """Put the kernel in its request loop (judge_kernel.loop)."""
@@ -229,6 +224,11 @@ class Judge:
         if msg_id is None:
             return
         self.kc.input(json.dumps({"end": True}))
+        self._wait_reply(msg_id)
+
+    def _wait_reply(self, msg_id: str) -> None:
+        """Wait (within the cell's budget) until the kernel has finished the
+        execute request `msg_id`."""
         since = time.monotonic()
         while True:
             since = self._charge(since)
@@ -263,40 +263,6 @@ class Judge:
         if self.kc is not None:
             self.kc.stop_channels()
             self.kc = None
-
-    def _execute(self, code: str, expect: bool = True) -> str | None:
-        kc = self.kc
-        msg_id = kc.execute(code, silent=True, store_history=False, allow_stdin=True,
-                            user_expressions={"r": LAST} if expect else {})
-        since = time.monotonic()
-        while True:
-            since = self._charge(since)
-            events = dict(self.poller.poll(min(self.budget, 5.0) * 1000))
-            if not events and not self._kernel("is_alive"):
-                raise JudgeError("the kernel died")
-            if kc.stdin_channel.socket in events:
-                msg = kc.stdin_channel.get_msg(timeout=0)
-                if msg["header"]["msg_type"] == "input_request":
-                    since = self._charge(since)
-                    kc.input(self.answer_callback(msg["content"].get("prompt", "")))
-                    since = time.monotonic()  # (the judge's own time is not the student's)
-            if kc.shell_channel.socket in events:
-                msg = kc.shell_channel.get_msg(timeout=0)
-                if msg["parent_header"].get("msg_id") != msg_id:
-                    continue
-                content = msg["content"]
-                if not expect:
-                    return None
-                result = content.get("user_expressions", {}).get("r", {})
-                text = result.get("data", {}).get("text/plain")
-                if content.get("status") != "ok" or result.get("status") != "ok" or not text:
-                    raise JudgeError("the kernel gave no answer")
-                if len(text) > wire.MAX_BYTES:
-                    raise JudgeError("the answer is too large")
-                answer = ast.literal_eval(text)
-                if type(answer) is not str:
-                    raise JudgeError("the kernel gave no answer")
-                return answer
 
     def _nested(self, request: dict) -> str:
         """Ask the kernel while it waits in input() (in its request loop, or

@@ -221,7 +221,6 @@ def _key(value):
 
 _objects: dict[int, object] = {}   # handles the judge holds to kernel objects
 _bound: dict[int, tuple] = {}      # names `using` swapped, to put back
-last = ""                          # the answer to the judge's latest request
 
 
 def _handle(obj):
@@ -429,13 +428,6 @@ def loop() -> None:
         if "call" not in reply:
             return
         text = input(RESULT + _answer(reply["call"]))
-
-
-def serve(request_json: str) -> None:
-    """Answer one request of the judge; the answer is left in `last`."""
-    global last
-    last = ""
-    last = _answer(json.loads(request_json))
 
 
 def _serve(req: dict) -> dict:
