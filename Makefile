@@ -16,7 +16,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: help course test build lab check grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile
+.PHONY: help course test build lab check collect grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -107,6 +107,14 @@ check: $(STAMP)
 ## (generated, not committed): open site/index.html in a browser
 site: $(STAMP)
 	$(BIN)/python tools/site.py --out site
+
+## [instructors] unpack an LMS bulk download ZIP=file into SUBMISSIONS=dir
+## with nbgrader's zip_collect and Canvas's file names (flat files or each
+## student's hand-in.zip; the newest upload of a file wins); every file of
+## the zip and what became of it goes to SUBMISSIONS/lms_collected.csv
+collect: $(STAMP)
+	@test -n "$(ZIP)" || { echo "make collect needs ZIP=path/to/the/LMS/download.zip" >&2; exit 2; }
+	$(BIN)/python autograder/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)
 
 ## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
 ## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/

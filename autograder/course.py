@@ -41,7 +41,8 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from grade import DONE, valid_id
+from intake import valid_id
+from resume import DONE
 from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
 from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "autograder" / "sample_class"
 COURSE = ROOT / "autograder" / "course.py"
 sys.path.insert(0, str(ROOT / "autograder"))
-from grade import Outcome, summary_lines  # noqa: E402
+from grading_outcome import Outcome  # noqa: E402
+from results import summary_lines  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -87,7 +87,8 @@ def test_a_broken_submission_does_not_stop_the_class(tmp_path):
 def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
     """Under the grader's bubblewrap, code writes only its own scratch folder,
     sees none of the repository but ragkit/ and data/, and has no network."""
-    from grade import ROOT, sandbox
+    from grade import ROOT
+    from nbgrader_run import sandbox
 
     course = tmp_path / "work" / "mallory"
     course.mkdir(parents=True)
@@ -145,19 +146,19 @@ def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
     """The master's own corpus is never released; a submission holding any
     of its files is listed for a human, and a student's own corpus is not."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograder"))
-    import grade
+    import release_check
 
     root = Path(__file__).resolve().parents[1]
-    master = grade.own_files(root / "source" / "project")
+    master = release_check.own_files(root / "source" / "project")
     assert set(master) == {"corpus/documents.json", "corpus/questions.json",
                            "corpus/unanswerable.json"}
     own = SAMPLE / "ada_complete" / "project"
-    assert grade.copied_from_master(own, master) == []
+    assert release_check.copied_from_master(own, master) == []
     copy = tmp_path / "project"
     shutil.copytree(own, copy)
     shutil.copy(root / "source" / "project" / "corpus" / "documents.json",
                 copy / "corpus" / "documents.json")
-    (found,) = grade.copied_from_master(copy, master)
+    (found,) = release_check.copied_from_master(copy, master)
     assert found.startswith("corpus/: 1 file(s) identical to the master's own")
 
 
@@ -180,7 +181,7 @@ def hostile_expected() -> dict[str, tuple[float, list[str]]]:
 def test_linked_student_and_assignment_folders_are_refused(tmp_path):
     """`mallory -> source/` and `eve/lab -> source/lab` would hand in the
     masters (full marks); neither is followed: each scores 0 with one line."""
-    import grade
+    import intake
 
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -199,7 +200,7 @@ def test_linked_student_and_assignment_folders_are_refused(tmp_path):
     assert (scores["max_score"] == total(first)).all()
     problems = pd.read_csv(out / "problems.csv")
     assert sorted(map(tuple, problems.values)) == [
-        ("eve", grade.LINK_REFUSED), ("mallory", grade.LINK_REFUSED)]
+        ("eve", intake.LINK_REFUSED), ("mallory", intake.LINK_REFUSED)]
     assert not (out / "feedback").exists() and not any((out / ".students").iterdir())
 
 
@@ -276,22 +277,22 @@ def test_folder_names_that_are_not_ids_are_refused_and_shown_escaped(odd_class):
     """Quotes, <>, spaces, non-ASCII, a leading dot or dash, a formula, 65
     characters: not graded, one escaped line each, in problems.csv and the
     printed summary; the exit status says a student has no grade."""
-    import grade
+    import intake
 
     proc, out = odd_class["proc"], odd_class["out"] / "hostile"
     assert proc.returncode == 1, proc.stdout + proc.stderr
     problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
     scores = pd.read_csv(out / "scores.csv", dtype={"student": str})
     for name in odd_class["refused"]:
-        shown = grade.shown_id(name)
-        assert shown.isascii() and not grade.valid_id(shown)
+        shown = intake.shown_id(name)
+        assert shown.isascii() and not intake.valid_id(shown)
         assert not any(ch in shown for ch in "\"'<> ")
-        assert list(problems.loc[problems.student == shown, "problem"]) == [grade.ID_REFUSED]
-        assert f"  ! {shown}: {grade.ID_REFUSED}" in proc.stdout
+        assert list(problems.loc[problems.student == shown, "problem"]) == [intake.ID_REFUSED]
+        assert f"  ! {shown}: {intake.ID_REFUSED}" in proc.stdout
         assert shown not in set(scores["student"])
-    assert grade.shown_id('bad"<id>') == "bad\\x22\\x3cid\\x3e"
-    assert grade.shown_id(".students") == "\\x2estudents"
-    assert grade.shown_id("x" * 65) == "x" * 65
+    assert intake.shown_id('bad"<id>') == "bad\\x22\\x3cid\\x3e"
+    assert intake.shown_id(".students") == "\\x2estudents"
+    assert intake.shown_id("x" * 65) == "x" * 65
     assert f"graded {len(odd_class['valid'])} of " \
            f"{len(odd_class['valid']) + 1 + len(odd_class['refused'])} students" in proc.stdout
     # nothing was written under a refused name anywhere in --out

@@ -32,7 +32,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from grade import LINK_REFUSED, MAX_FILES  # noqa: E402  (the documented default)
+from intake import LINK_REFUSED, MAX_FILES  # noqa: E402  (the documented default)
 from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
 
 ASSIGNMENT = "hostile"

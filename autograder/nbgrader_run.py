@@ -1,0 +1,252 @@
+"""One student's nbgrader steps, run with that student's kernel inside
+bubblewrap (kernel_sandbox.py) and the Limits it must keep to."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from intake import MB
+from kernel_sandbox import THREAD_VARS
+from nbgrader_cli import die_with_parent, nbgrader_command, nbgrader_env
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+
+
+# the sandbox's cgroup, beyond --memory and the two scratch folders: room for
+# the zygote's imports, so one process meets --memory (a MemoryError) first
+SANDBOX_EXTRA = 1024 * MB
+
+
+SANDBOX_TASKS = 16  # tasks beyond --processes in the cgroup: bwrap's own
+
+
+FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fails
+
+
+IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
+
+
+@dataclass
+class Limits:
+    """What one student's kernel may use (grade.py's flags, in bytes)."""
+    sandbox: bool = True
+    uid: int | None = None        # the kernel's own uid when grading as root
+    memory_bytes: int = 4096 * MB  # address space of each kernel process
+    processes: int = 128           # processes and threads of the kernel
+    file_bytes: int = 100 * MB     # largest file the kernel may write
+    scratch_bytes: int = 256 * MB  # size of its working folder and its /tmp
+    output_bytes: int = 2 * MB     # output kept per cell; the cell fails past it
+    notebook_output_bytes: int = 20 * MB  # output of all a notebook's cells together
+    notebook_bytes: int = 50 * MB  # larger submitted notebooks are not run
+    max_cells: int = 1000          # notebooks with more cells are not run
+    # the whole sandbox (every process and its tmpfs files), when a cgroup can
+    # cap it (root); None: --memory + both scratch folders + SANDBOX_EXTRA
+    sandbox_memory_bytes: int | None = None
+    timeout: int | None = None     # seconds per cell (None: nbgrader_config)
+    student_seconds: int = 3600    # then the student's grading is stopped
+    kernel_start: str = "fork"     # from one zygote per student, or "exec"
+    tests_in: str = "judge"        # where graded test cells run (judge.py), or "kernel"
+    threads: int | None = None     # BLAS/OpenMP threads per kernel (None: as set)
+
+    def __post_init__(self):
+        if self.sandbox_memory_bytes is None:
+            self.sandbox_memory_bytes = (self.memory_bytes + 2 * self.scratch_bytes
+                                         + SANDBOX_EXTRA)
+
+    def key(self) -> dict:
+        """The settings a grade depends on (the uid and the thread count
+        are only bookkeeping: grades must not depend on them)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("uid", "threads")}
+
+
+def readonly_paths() -> list[str]:
+    """What a kernel may read besides the system: the Python installation,
+    the environment, and the package and data the notebooks import."""
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix),
+             ROOT / "ragkit", ROOT / "data"}
+    return sorted(str(p) for p in paths if p.exists())
+
+
+def sandbox(cmd: list[str], course: Path, limits: Limits | None = None) -> list[str]:
+    """Wrap `cmd` in the sandbox a student's kernel gets (kernel_sandbox.py),
+    with `course` as its working folder. Used by the tests; grading starts
+    kernels through the kernelspec that `install_kernel` writes."""
+    from kernel_sandbox import bwrap_command, kernel_env
+
+    limits = limits or Limits()
+    return bwrap_command(cmd, course, readonly_paths(), [], limits.scratch_bytes,
+                         kernel_env())
+
+
+def master_imports(masters: Path) -> list[str]:
+    """The modules the masters' code cells import, which a student's zygote
+    loads once for all their kernels (kernel_sandbox.py)."""
+    names: set[str] = set()
+    for nb in sorted(masters.glob("*.ipynb")):
+        for cell in json.loads(nb.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                names.update(IMPORT.findall("".join(cell["source"])))
+    return sorted(names)
+
+
+def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, str]:
+    """Give `course` a `python3` kernelspec that starts kernels sandboxed;
+    returns the environment variables nbgrader must run with to use it.
+
+    The student's runtime folder is root's own (0700): jupyter_client writes
+    the connection files into CONNECTIONS/ and the zygote's socket lies
+    beside it; only SOCKETS/, where the kernels bind their sockets, is the
+    sandbox's (kernel_sandbox.py: a small tmpfs when run as root). As root,
+    the student's sandbox also gets a cgroup (`cgroup` in the settings)."""
+    from kernel_sandbox import CONNECTIONS, SOCKETS, make_cgroup
+
+    # a short local path: Unix socket paths are limited to ~100 characters
+    runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))  # 0700, the grader's
+    (course / "runtime").write_text(str(runtime))  # removed with the course
+    (runtime / CONNECTIONS).mkdir(mode=0o700)
+    (runtime / SOCKETS).mkdir(mode=0o700)
+    env = {"JUPYTER_RUNTIME_DIR": str(runtime / CONNECTIONS)}
+    if limits.threads is not None:  # unless the grader's environment says otherwise
+        env.update({name: str(limits.threads) for name in THREAD_VARS
+                    if name not in os.environ})
+    if not limits.sandbox:
+        return env
+    if limits.uid is not None:  # made just now, in a folder only root can write
+        os.chown(runtime / SOCKETS, limits.uid, limits.uid)
+    settings = course / "kernel_sandbox.json"
+    settings.write_text(json.dumps({
+        "uid": limits.uid, "memory_bytes": limits.memory_bytes,
+        "processes": limits.processes, "file_bytes": limits.file_bytes,
+        "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths(),
+        "runtime": str(runtime), "sockets": str(runtime / SOCKETS),
+        "cgroup": make_cgroup(f"student-{limits.uid}", limits.sandbox_memory_bytes,
+                              limits.processes + SANDBOX_TASKS)
+        if limits.uid is not None else None,
+        "preload": master_imports(course / "source" / assignment)
+        if limits.kernel_start == "fork" else []}))
+    spec = course / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, str(HERE / "kernel_sandbox.py"), str(settings),
+                 "{connection_file}"],
+        "display_name": "Python 3 (sandboxed for grading)", "language": "python",
+        # bwrap does not pass signals on: interrupt through the control channel
+        "interrupt_mode": "message",
+        "metadata": {"supported_encryption": ["curve"]}}, indent=1))
+    env["JUPYTER_PATH"] = str(course / "jupyter")
+    return env
+
+
+def sandbox_settings(course: Path) -> dict:
+    """What install_kernel wrote for `course`'s kernels ({} unsandboxed)."""
+    settings = course / "kernel_sandbox.json"
+    return json.loads(settings.read_text()) if settings.exists() else {}
+
+
+def release_kernel(course: Path) -> None:
+    """Remove the student's runtime folder and cgroup (install_kernel)."""
+    from kernel_sandbox import remove_cgroup
+
+    remove_cgroup(sandbox_settings(course).get("cgroup"))
+    shutil.rmtree(Path((course / "runtime").read_text()), ignore_errors=True)
+
+
+def run_nbgrader(args: list[str], course: Path, log: Path,
+                 env: dict[str, str] | None = None,
+                 seconds: float | None = None) -> bool:
+    """Run nbgrader in `course`, append its log to `log`; True when it went well.
+
+    After `seconds` the command and every process it started are killed (a
+    kernel that ignores interrupts must not hold up the class)."""
+    cmd = nbgrader_command(*args)
+    proc = subprocess.Popen(cmd, cwd=course, env={**nbgrader_env(), **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=die_with_parent)
+    try:
+        stdout, stderr = proc.communicate(timeout=seconds)
+        stopped = False
+    except subprocess.TimeoutExpired:
+        proc.kill()  # its sandboxed kernels die with it (bwrap --die-with-parent)
+        stdout, stderr = proc.communicate()
+        stopped = True
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write(f"$ nbgrader {' '.join(args)}\n{stdout}{stderr}\n")
+        if stopped:
+            fh.write(f"stopped after {seconds} s\n")
+    # note: nbgrader may exit 0 after failing a notebook, so read the log too;
+    # a timed-out cell is logged as an ERROR as well, but that is a grade, not a failure
+    return not stopped and proc.returncode == 0 and FAILED_MARK not in stderr
+
+
+def fork_server():
+    """A multiprocessing context whose processes fork from one server that
+    imported nbgrader once, or None where that cannot work (a daemonic
+    process, such as a Dask worker, may not start processes)."""
+    import multiprocessing
+
+    if multiprocessing.current_process().daemon or \
+            "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["nbgrader_steps"])
+    return ctx
+
+
+def run_steps(course: Path, assignment: str, student: str, settings: dict,
+              log: Path, env: dict[str, str], seconds: float) -> str | None:
+    """Autograde `student` and write their feedback (nbgrader_steps.py), all
+    killed after `seconds`; None when both went well, else what failed."""
+    args = [str(course), assignment, student, json.dumps(settings)]
+    full_env = {**nbgrader_env(), **env}
+    ctx = fork_server()
+    if ctx is not None:
+        import nbgrader_steps
+
+        log.touch()
+        proc = ctx.Process(target=nbgrader_steps.child, args=(*args, str(log), full_env))
+        proc.start()
+        proc.join(seconds)
+        if proc.is_alive():
+            proc.kill()  # its sandboxed kernels die with it (bwrap --die-with-parent)
+            proc.join()
+            code = None
+        else:
+            code = proc.exitcode
+    else:
+        with log.open("a", encoding="utf-8") as fh:
+            child = subprocess.Popen([sys.executable, str(HERE / "nbgrader_steps.py"), *args],
+                                     cwd=course, env=full_env, stdout=fh,
+                                     stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+            try:
+                code = child.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+                code = None
+    if code is None:
+        with log.open("a", encoding="utf-8") as fh:
+            fh.write(f"stopped after {seconds} s\n")
+        return f"autograde stopped after {seconds} s"
+    text = log.read_text(encoding="utf-8", errors="replace")
+    before, _, after = text.partition("$ nbgrader generate_feedback")
+    # note: nbgrader may report success after failing a notebook, so read the
+    # log too; a timed-out cell is logged as an ERROR as well, but that is a
+    # grade, not a failure
+    if code == 1 or (code == 0 and FAILED_MARK in before):
+        return "autograde failed"
+    if code != 0 or FAILED_MARK in after:
+        return "generate_feedback failed"
+    return None
+
+
+# copied into every course folder nbgrader runs in: the feedback and execute
+# steps, and the judge that decides graded test cells outside the kernel
+GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.py")]
