@@ -107,7 +107,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     copy = course / "submitted" / student / assignment
     outcome.problems += copy_submission(student_dir / assignment, copy)
     problems, unreadable = check_submission(copy, release, limits.notebook_bytes,
-                                            limits.max_cells)
+                                            limits.max_cells, template / "source" / assignment)
     outcome.problems += problems + copied_from_master(copy, master_own or {})
     present = {p.name for p in copy.glob("*.ipynb")} & set(release)
     # nbgrader gives up on the whole student over one unreadable file, and on

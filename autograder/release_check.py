@@ -4,6 +4,7 @@ and the autograded notebooks read afterwards (limits hit, a setup cell that
 failed, hidden tests in the feedback, files copied from the masters)."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import nbformat
@@ -89,10 +90,13 @@ def limits_hit(autograded: Path) -> list[str]:
 
 
 def check_submission(folder: Path, release: ReleaseCells, max_bytes: int | None = None,
-                     max_cells: int | None = None) -> tuple[list[str], list[str]]:
+                     max_cells: int | None = None, masters: Path | None = None
+                     ) -> tuple[list[str], list[str]]:
     """What is wrong with one student's assignment folder, in plain words,
     and the names of the notebooks that cannot be read at all (or are too
-    large, or hold more than `max_cells` cells: those are not run)."""
+    large, or hold more than `max_cells` cells: those are not run). With
+    `masters`, a cell of the student's that redefines a name the tests take
+    from the master's locked cells is named too."""
     problems, unreadable = [], []
     present = {p.name for p in folder.glob("*.ipynb")}
     for name in sorted(set(release) - present):
@@ -144,6 +148,11 @@ def check_submission(folder: Path, release: ReleaseCells, max_bytes: int | None 
                 # ("Inconsistent checksums"): give it the release's labels
                 nb.cells[index].metadata["nbgrader"] = dict(known[2]["meta"])
                 repaired = True
+        if masters is not None and (masters / name).exists():
+            for where, helper in redefined(nb, test_helpers(masters / name)):
+                shown = f"{where!r}" if not where.isdigit() else where
+                problems.append(f"{name}: cell {shown} redefines {helper}, which the tests "
+                                "take from a cell you cannot edit; graded with that cell's")
         graded = {gid for gid, (_, is_grade, _) in release[name].items() if is_grade}
         for gone in sorted(graded - set(ids)):
             problems.append(f"{name}: graded cell {gone!r} was deleted; restored from the master")
@@ -217,4 +226,82 @@ def hidden_code_shown(feedback: Path, masters: Path) -> list[str]:
         secret = secret_lines(nbformat.read(master, as_version=4)) if master.exists() else set()
         if HIDDEN_MARK in text or any(line in text for line in secret):
             found.append(f"{page.name}: feedback shows hidden tests")
+    return found
+
+
+def parsed(source: str) -> ast.Module | None:
+    """A cell's code as a tree (IPython's `%` and `!` lines left out), or
+    None when it is not Python."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line
+             for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def bindings(tree: ast.Module) -> dict[str, str]:
+    """Each name the code binds in the notebook's namespace (outside any
+    function or class), and how: `import module.name` for an import (the
+    same object whoever imports it), `code` for anything else."""
+    found: dict[str, str] = {}
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = "code"
+            return
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                found[a.asname or a.name.split(".")[0]] = (
+                    f"import {a.name}" if a.asname or "." not in a.name
+                    else f"import {a.name.split('.')[0]}")
+            return
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                found[a.asname or a.name] = f"import {node.module}.{a.name}"
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found[node.id] = "code"
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in tree.body:
+        visit(stmt)
+    return found
+
+
+def test_helpers(master: Path) -> dict[str, str]:
+    """The names that the master's test cells read and that only its locked
+    cells (its setup, never a task) bind, with how they bind them: what a
+    student must not swap for their own to pass a test."""
+    nb = nbformat.read(master, as_version=4)
+    locked, tasks, read = {}, set(), set()
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or (tree := parsed(cell.source)) is None:
+            continue
+        if meta.get("grade") and meta.get("locked"):  # what it reads and does not bind
+            read |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Load)} - set(bindings(tree))
+        elif meta.get("locked"):
+            locked.update(bindings(tree))
+        else:
+            tasks |= set(bindings(tree))
+    return {name: how for name, how in locked.items() if name in read and name not in tasks}
+
+
+def redefined(nb: nbformat.NotebookNode, helpers: dict[str, str]) -> list[tuple[str, str]]:
+    """(cell, name) for each cell the student can edit that binds one of
+    `helpers` differently from the master's locked cells."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("locked") or (tree := parsed(cell.source)) is None:
+            continue
+        where = meta.get("grade_id") or f"{index + 1}"
+        for name, how in sorted(bindings(tree).items()):
+            if name in helpers and (how == "code" or how != helpers[name]):
+                found.append((where, name))
     return found

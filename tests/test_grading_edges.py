@@ -388,3 +388,24 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     problems = pd.read_csv(out / "problems.csv", keep_default_na=False)["problem"]
     named = {line.split("'")[1] for line in problems if "ragkit's own twin" in line}
     assert named == lost, list(problems)
+
+
+def test_a_redefined_test_helper_is_named_and_an_import_of_the_same_is_not():
+    """A cell of the student's that rebinds a name the tests read from the
+    master's locked cells (here the project's `evaluate`, which its visible
+    test of Part B calls) is named in problems.csv; importing the very same
+    object again, or binding a task's own name, is not."""
+    import release_check
+
+    root = Path(__file__).resolve().parents[1]
+    helpers = release_check.test_helpers(root / "source" / "project" / "project.ipynb")
+    assert {"evaluate", "fresh", "QUESTIONS"} <= set(helpers)
+    nb = nbformat.read(root / "release" / "project" / "project.ipynb", as_version=4)
+    task = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                and c.cell_type == "code")
+    task.source += ("\nfrom ragkit.retrieval import evaluate as _e\nimport math\n"
+                    "def evaluate(*args, **kw):\n    return {}\n")
+    nb.cells.append(nbformat.v4.new_code_cell("%matplotlib inline\nQUESTIONS = QUESTIONS[:1]"))
+    found = release_check.redefined(nb, helpers)
+    gid = task.metadata["nbgrader"]["grade_id"]
+    assert found == [(gid, "evaluate"), (str(len(nb.cells)), "QUESTIONS")]

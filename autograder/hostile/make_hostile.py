@@ -313,6 +313,8 @@ DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood"
 # what the grader must write down for each (besides nothing)
 NB = NOTEBOOK
 NOTES = {
+    "patch_fresh": [f"{NB}: cell 'tiny_a' redefines fresh, which the tests take from "
+                    "a cell you cannot edit; graded with that cell's"],
     "endless_loop": [f"{NB}: cell 'tiny_a' ran past the time limit"],
     "memory_bomb": [f"{NB}: cell 'tiny_a' hit the memory limit"],
     "fork_bomb": [f"{NB}: cell 'tiny_a' hit the process limit"],
