@@ -1,13 +1,15 @@
 """A multiple-choice self-check built from ipywidgets.
 
-The reading edition's quiz (``notebooks/quiz_selfcheck.ipynb``) makes one
-:class:`Quiz` and calls :meth:`Quiz.ask` once per question. Each question
-shows its option letters as radio buttons (the notebook's markdown above
-holds the options' text) and a *Check* button; a click writes one
-line under the question (``Right: ...`` or ``Not quite: ...``, with the
-reason for the option picked) and updates a score line shared by every
-question, ``"N of T right, M answered"``. Checking a question again
-replaces its earlier result, so the score counts questions, not clicks.
+The practice quiz (``ragkit.quiz_practice``) runs on it: the reading
+edition's ``notebooks/quiz_practice.ipynb`` makes one :class:`Quiz` and
+calls :meth:`Quiz.ask_item` once per question, and :func:`practice_quiz`
+draws all ten questions in a single cell of any notebook. Each question
+shows its option letters as radio buttons (the Markdown above holds the
+options' text) and a *Check* button; a click writes one line under the
+question (``Right: ...`` or ``Not quite: ...``, with the reason for the
+option picked) and updates a score line shared by every question,
+``"N of T right, M answered"``. Checking a question again replaces its
+earlier result, so the score counts questions, not clicks.
 
 Every widget stays reachable as an attribute (``quiz.questions[3].choice``,
 ``.check``, ``.feedback``; ``quiz.score``), so the logic can be tested
@@ -20,9 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import ipywidgets as widgets
-from IPython.display import display
+from IPython.display import Markdown, display
 
-__all__ = ["Question", "Quiz"]
+from .quiz_practice import QUESTIONS, TITLE, Item, question_markdown
+
+__all__ = ["Question", "Quiz", "practice_quiz"]
 
 
 @dataclass
@@ -80,6 +84,10 @@ class Quiz:
     def _update_score(self) -> None:
         self.score.value = self.score_text()
 
+    def __repr__(self) -> str:
+        # what a notebook prints when a cell ends with the quiz
+        return f"Quiz({self.title!r}: {self.score_text()})"
+
     def show(self) -> None:
         """Display the title and the score line (the setup cell calls this)."""
         display(widgets.HTML(f"<b>{_escape(self.title)}</b>"), self.score)
@@ -123,6 +131,14 @@ class Quiz:
         display(box)
         return question
 
+    def ask_item(self, item: Item) -> Question:
+        """:meth:`ask` with the number, options, key and reasons of ``item``
+        (a :class:`ragkit.quiz_practice.Item`)."""
+        if not isinstance(item, Item):
+            raise TypeError(f"item must be a ragkit.quiz_practice.Item, "
+                            f"not {type(item).__name__}")
+        return self.ask(item.number, item.options, item.right, item.why)
+
     def _grade(self, question: Question) -> None:
         picked = question.choice.value
         if picked is None:
@@ -133,3 +149,18 @@ class Quiz:
         head = "Right" if ok else "Not quite"
         question.feedback.value = f"{head}: {_escape(question.why[picked])}"
         self._update_score()
+
+
+def practice_quiz() -> Quiz:
+    """Draw the practice quiz in the current cell and return it.
+
+    The title and the score line come first, then each question's text and
+    its buttons, in order. Run ``practice_quiz()`` in any notebook (it needs
+    nothing but ``ragkit``); running it again starts afresh.
+    """
+    quiz = Quiz(TITLE, total=len(QUESTIONS))
+    quiz.show()
+    for item in QUESTIONS:
+        display(Markdown(question_markdown(item)))
+        quiz.ask_item(item)
+    return quiz

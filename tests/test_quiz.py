@@ -1,11 +1,19 @@
-"""The quiz master's key and feedback, checked in-process (no kernel).
+"""The graded quiz: its key and feedback, the practice quiz built beside
+it, and that the key never leaves source/ (checked in-process, no kernel).
 
 Each hidden test cell of source/quiz/quiz.ipynb is run with every possible
 letter: exactly one letter passes, and every other letter's failure message
 is that option's own reason, never a hint at the right option. The numeric
-questions take their key from the package, and the self-check edition that
-tools/selfcheck.py makes from the master carries the same key.
+questions take their key from the package.
+
+The key lives only in the master (its solution cells and hidden tests).
+Everything a reader or a student gets, release/, notebooks/, guide/, data/,
+ragkit/, tools/ and the student bundle, is scanned for it in every form that
+would give it away, and the reading edition's quiz is the practice quiz of
+ragkit/quiz_practice.py: other questions, built without reading the master.
 """
+import ast
+import json
 import re
 import sys
 from pathlib import Path
@@ -15,7 +23,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tools.selfcheck import parse_quiz, selfcheck_notebook  # noqa: E402
+from ragkit.quiz_practice import QUESTIONS as PRACTICE  # noqa: E402
+from ragkit.quiz_practice import question_markdown  # noqa: E402
+from tools import build  # noqa: E402
+from tools.selfcheck import NAME, practice_notebook  # noqa: E402
+from tools.student_bundle import collect  # noqa: E402
 
 MASTER = ROOT / "source" / "quiz" / "quiz.ipynb"
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -42,9 +54,20 @@ def setup_namespace(nb):
     return namespace
 
 
+HEADING = re.compile(r"^## Question (\d+) \(1 point\)[ \t]*$", re.M)
+OPTION = re.compile(r"^- \*\*([A-Z])\.\*\* (.+)$", re.M)
+
+
 @pytest.fixture(scope="module")
-def questions():
-    return {q["number"]: q for q in parse_quiz(MASTER)}
+def questions(nb):
+    """Question number -> its markdown and its options (letter -> text)."""
+    found = {}
+    for c in nb.cells:
+        head = HEADING.search(c.source) if c.cell_type == "markdown" else None
+        if head:
+            found[int(head.group(1))] = {"prose": c.source,
+                                         "options": dict(OPTION.findall(c.source))}
+    return found
 
 
 def run_hidden(nb, setup_namespace, number, answer):
@@ -160,38 +183,219 @@ def test_the_master_answers_every_question_right(nb, setup_namespace):
         assert namespace[f"q{number}"] == key(nb, setup_namespace, number)[0]
 
 
-def test_the_self_check_edition_carries_the_same_key(nb, setup_namespace):
-    """Ten collapsed question cells; run in-process they give a Quiz of ten
-    questions whose keys are the master's."""
-    edition = selfcheck_notebook(MASTER)
+# -- the key stays in source/ -------------------------------------------------
+
+# where readers and students look; autograder/ is the instructor's (its
+# sample class hands in the right letters on purpose) and tests/ holds no key
+SCANNED = ("release", "notebooks", "guide", "data", "ragkit", "tools")
+# the one file allowed a `right = "X"` line: the practice quiz's own key,
+# for questions that are not the graded ones (see the practice tests below)
+PRACTICE_FILE = "ragkit/quiz_practice.py"
+SKIPPED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
+
+
+@pytest.fixture(scope="module")
+def graded(nb, setup_namespace):
+    """The graded key (number -> letter) and every piece of 30 or more
+    characters of the string literals in the hidden cells' `why` dicts: a
+    reason spread over several literals, or an f-string split at its
+    fields, is found in its source form and in its printed form alike."""
+    letters, pieces = {}, set()
+    for number in NUMBERS:
+        letters[number] = key(nb, setup_namespace, number)[0]
+        region = cell(nb, f"quiz_hidden_q{number}").source.partition(BEGIN)[2]
+        reasons = region.partition("why = {")[2].partition(END)[0]
+        for prefix, body in re.findall(r'(f?)"((?:[^"\\]|\\.)*)"', reasons):
+            # an f-string's fields are printed as values: keep the text between
+            parts = (re.split(r"\{[^}]*\}", body) if prefix
+                     else [ast.literal_eval(f'"{body}"')])
+            pieces.update(" ".join(part.split()) for part in parts
+                          if len(part.strip()) >= 30)
+    assert len(pieces) >= 60, "expected several reason pieces per question"
+    return letters, pieces
+
+
+def readable(name: str, data: bytes) -> str:
+    """The file's text, plus every string inside it when it is JSON (a
+    notebook stores `right = "C"` as `right = \\"C\\"`)."""
+    text = data.decode("utf-8", errors="replace")
+    if name.endswith((".ipynb", ".json")):
+        try:
+            stack, strings = [json.loads(text)], []
+        except ValueError:
+            return text
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                strings.append(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        text += "\n" + "\n".join(strings)
+    return text
+
+
+def leaks(name: str, data: bytes, graded) -> list[str]:
+    """Each form in which `data` gives away a graded answer."""
+    letters, pieces = graded
+    text = readable(name, data)
+    found = []
+    if name != PRACTICE_FILE and re.search(r"\bright\s*=\s*\\?[\"'][A-D]\\?[\"']", text):
+        found.append('a key line `right = "X"`')
+    for n, right in letters.items():
+        # q3 = "D", "q3": "D", Question 3: D, question 3 - (D)
+        if re.search(rf"\bq{n}\b\\?[\"']?\s*[:=]\s*\\?[\"']{right}\\?[\"']", text):
+            found.append(f"q{n} paired with its answer")
+        if re.search(rf"(?i:question)\s+{n}(?!\d)\s*[:=\u2013-]\s*\**\(?{right}"
+                     rf"(?![\w'\u2019])", text):
+            found.append(f"question {n} paired with its answer")
+    sequence = r"[\s,;/|\"'\\-]{0,4}".join(letters[n] for n in NUMBERS)
+    if re.search(rf"(?<![A-Za-z]){sequence}(?![A-Za-z])", text):
+        found.append("the ten letters in order")
+    flat = " ".join(text.split())
+    found += [f"a hidden reason: {piece[:40]!r}..." for piece in sorted(pieces)
+              if piece in flat]
+    return found
+
+
+def files_under(folders) -> dict[str, bytes]:
+    out = {}
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*")):
+            rel = path.relative_to(ROOT)
+            if path.is_file() and not SKIPPED_PARTS & set(rel.parts):
+                out[rel.as_posix()] = path.read_bytes()
+    return out
+
+
+def test_the_scan_finds_the_key_in_every_form_it_looks_for(nb, setup_namespace,
+                                                            graded):
+    """The master is flagged (key lines, solutions, reasons), and so are a
+    printed reason, a key pasted as a dict, as prose, as a string of
+    letters, and the old self-check edition's key cell; a harmless example
+    is not."""
+    letters, _ = graded
+    master = leaks("source/quiz/quiz.ipynb", MASTER.read_bytes(), graded)
+    assert 'a key line `right = "X"`' in master
+    assert {f"q{n} paired with its answer" for n in NUMBERS} <= set(master)
+    assert sum(hit.startswith("a hidden reason") for hit in master) \
+        == len(graded[1])
+    _, printed = run_hidden(nb, setup_namespace, 4, "A")  # graded feedback
+    assert leaks("guide/x.md", printed.encode(), graded)[0].startswith(
+        "a hidden reason")
+    as_dict = json.dumps({f"q{n}": letters[n] for n in NUMBERS})
+    assert len(leaks("data/key.json", as_dict.encode(), graded)) == 10
+    assert leaks("guide/x.md", f"Question 7: {letters[7]}.".encode(), graded) \
+        == ["question 7 paired with its answer"]
+    row = ", ".join(letters[n] for n in NUMBERS)
+    assert leaks("tools/x.txt", f"key: {row}".encode(), graded) \
+        == ["the ten letters in order"]
+    old = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f'right = "{letters[1]}"\n_ = quiz.ask(1, options, right, why)')])
+    assert leaks("notebooks/quiz_selfcheck.ipynb",
+                 nbformat.writes(old).encode(), graded)
+    wrong = next(x for x in "ABCD" if x != letters[3])
+    harmless = f'for example `q3 = "{wrong}"`; Question 3 (1 point)'
+    assert leaks("release/quiz/quiz.ipynb", harmless.encode(), graded) == []
+
+
+def test_no_file_outside_source_holds_a_graded_answer(graded):
+    """release/, notebooks/, guide/, data/, ragkit/, tools/ and README.md
+    give no graded answer away in any form the scan knows."""
+    files = files_under(SCANNED)
+    files["README.md"] = (ROOT / "README.md").read_bytes()
+    assert any(name.startswith("release/quiz/") for name in files)
+    found = {name: hits for name, data in files.items()
+             if (hits := leaks(name, data, graded))}
+    assert found == {}, f"graded answers outside source/: {found}"
+
+
+def test_the_student_bundle_holds_no_graded_answer(graded):
+    """Every file the student bundle would pack is free of the key too."""
+    files = collect(ROOT)
+    assert "ragkit/quiz_practice.py" in files and "ragkit/selfcheck.py" in files
+    found = {name: hits for name, data in files.items()
+             if (hits := leaks(name, data, graded))}
+    assert found == {}, f"graded answers in the student bundle: {found}"
+
+
+def test_the_master_sends_students_to_a_practice_quiz_they_have(nb):
+    """The quiz's text names the call that draws the practice quiz, that
+    call exists in the package the bundle ships, and no markdown of the
+    master points into notebooks/ (not in the bundle)."""
+    intro = nb.cells[0].source
+    assert "from ragkit.selfcheck import practice_quiz" in intro
+    assert "practice_quiz()" in intro
+    from ragkit.selfcheck import practice_quiz
+    assert callable(practice_quiz)
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "notebooks/" not in prose and "selfcheck.ipynb" not in prose
+
+
+# -- the practice quiz: other questions, its own notebook ---------------------
+
+def word_runs(text: str, n: int = 7) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_the_practice_questions_are_not_the_graded_ones(nb):
+    """No run of seven words is shared between a practice question (text,
+    options, reasons) and anything in the graded master."""
+    master = word_runs("\n".join(c.source for c in nb.cells))
+    for item in PRACTICE:
+        own = "\n".join([item.text, *item.options.values(), *item.why.values()])
+        shared = word_runs(own) & master
+        assert not shared, f"practice {item.number} repeats the graded quiz: " \
+            f"{[' '.join(run) for run in sorted(shared)][:3]}"
+
+
+def test_the_practice_notebook_has_a_cell_pair_per_question():
+    """Intro, setup, then per question its markdown and a one-line ask cell,
+    then the references of exactly the numbers cited; no key in any cell."""
+    edition = practice_notebook()
+    assert [c.id for c in edition.cells[:2]] == ["title", "setup"]
+    pairs = edition.cells[2:-1]
+    assert len(pairs) == 2 * len(PRACTICE) == 20
+    for item, text, ask in zip(PRACTICE, pairs[::2], pairs[1::2]):
+        assert text.source == question_markdown(item)
+        assert ask.source == f"_ = quiz.ask_item(question({item.number}))"
     code = [c for c in edition.cells if c.cell_type == "code"]
-    asks = [c for c in code if "quiz.ask(" in c.source]
-    assert len(asks) == 10
-    assert all(c.metadata["jupyter"]["source_hidden"] for c in asks)
-    assert not any("assert " in c.source for c in code)
+    assert all(c.metadata["tags"] == ["nbval-ignore-output"] for c in code)
+    assert not any(re.search(r"\bright\b|[\"'][A-D][\"']", c.source) for c in code)
+    refs = edition.cells[-1].source
+    listed = re.findall(r"^- \[(\d+)\]", refs, re.M)
+    cited = {n for item in PRACTICE
+             for n in re.findall(r"\[(\d+)\]", re.sub(r"`[^`]*`", "", item.text))}
+    assert refs.startswith("## References") and sorted(listed, key=int) == \
+        sorted(cited, key=int) and len(listed) >= 4
+    assert "https://" in refs and "<a id=" not in refs
+
+
+def test_the_practice_notebook_runs_and_asks_the_packages_questions():
+    """Its code cells, run in order in-process, make a Quiz of ten whose
+    keys are ragkit.quiz_practice's."""
     namespace = {}
-    for c in code:
-        exec(c.source, namespace)  # IPython's display prints outside a kernel
+    for c in practice_notebook().cells:
+        if c.cell_type == "code":
+            exec(c.source, namespace)  # IPython's display prints outside a kernel
     quiz = namespace["quiz"]
     assert sorted(quiz.questions) == list(NUMBERS)
-    for number in NUMBERS:
-        assert quiz.questions[number].right == key(nb, setup_namespace, number)[0]
-    prose = "\n".join(c.source for c in edition.cells if c.cell_type == "markdown")
-    assert "(1 point)" not in prose and "## Question 10" in prose
+    assert [quiz.questions[i.number].right for i in PRACTICE] == \
+        [i.right for i in PRACTICE]
+    assert quiz.score_text() == "0 of 10 right, 0 answered"
 
 
-def test_the_self_check_edition_is_deterministic():
-    """Two builds from the same master are equal."""
-    assert selfcheck_notebook(MASTER) == selfcheck_notebook(MASTER)
-
-
-def test_a_master_of_the_wrong_shape_is_refused(tmp_path, nb):
-    """A hidden cell without its assert line stops the tool with a clear error."""
-    broken = nbformat.from_dict(nb)
-    target = cell(broken, "quiz_hidden_q2")
-    target.source = "\n".join(ln for ln in target.source.splitlines()
-                              if not ln.startswith("assert "))
-    path = tmp_path / "quiz.ipynb"
-    nbformat.write(broken, path)
-    with pytest.raises(ValueError, match="quiz_hidden_q2"):
-        selfcheck_notebook(path)
+def test_the_build_writes_the_practice_quiz_and_it_is_committed(tmp_path):
+    """build.write_practice writes the same bytes twice, and the committed
+    notebooks/ holds that file and no self-check edition of the graded quiz."""
+    build.write_practice(tmp_path)
+    first = (tmp_path / NAME).read_bytes()
+    build.write_practice(tmp_path)
+    assert (tmp_path / NAME).read_bytes() == first
+    assert NAME == "quiz_practice.ipynb"
+    committed = ROOT / "notebooks" / NAME
+    assert committed.exists() and committed.read_bytes() == first, \
+        "notebooks/quiz_practice.ipynb is stale: run `make build`"
+    assert not (ROOT / "notebooks" / "quiz_selfcheck.ipynb").exists()

@@ -4,9 +4,10 @@
                 assignment folder in source/ (solutions and hidden tests removed)
     notebooks/  the reading edition: every master in source/lab executed top to
                 bottom with its solutions, outputs and figures kept, and
-                quiz_selfcheck.ipynb, the quiz as an interactive self-check
-                (tools/selfcheck.py; not executed: its widgets come alive
-                when a reader runs it in JupyterLab)
+                quiz_practice.ipynb, an interactive practice quiz of its own
+                questions (tools/selfcheck.py, from ragkit/quiz_practice.py;
+                never from the graded quiz, whose key stays in source/; not
+                executed: its widgets come alive when a reader runs it)
 
 Both are committed. The output is reproducible: building twice, or on another
 machine with any Python 3.11.x, gives the same bytes (no execution timestamps,
@@ -32,10 +33,9 @@ sys.path.insert(0, str(ROOT / "autograder"))
 from nbgrader_cli import (  # noqa: E402
     course_folder, nbgrader_settings, run_nbgrader_checked)
 sys.path.insert(0, str(ROOT))
-from tools.selfcheck import selfcheck_notebook  # noqa: E402
+from tools.selfcheck import NAME as PRACTICE, practice_notebook  # noqa: E402
 
 SOURCE = ROOT / "source"
-SELFCHECK = "quiz_selfcheck.ipynb"  # the reading edition's interactive quiz
 EXEC_TIMEOUT = 600  # seconds per cell; a hung cell fails the build, never stalls CI
 
 # what the kernel says about its language that is the same on every machine
@@ -126,14 +126,12 @@ def merge_streams(outputs: list) -> list:
 
 
 def build_notebooks(out: Path) -> None:
-    """Write out/notebooks/NN_*.ipynb: each lab master executed."""
+    """Write out/notebooks/NN_*.ipynb (each lab master executed) and the
+    practice quiz; remove any other notebook there."""
     target = out / "notebooks"
     target.mkdir(parents=True, exist_ok=True)
     masters = sorted((SOURCE / "lab").glob("*.ipynb"))
-    wanted = {m.name for m in masters}
-    quiz = SOURCE / "quiz" / "quiz.ipynb"
-    if quiz.exists():
-        wanted.add(SELFCHECK)
+    wanted = {m.name for m in masters} | {PRACTICE}
     for old in target.glob("*.ipynb"):
         if old.name not in wanted:
             old.unlink()
@@ -142,17 +140,13 @@ def build_notebooks(out: Path) -> None:
         nb = execute(master, cwd=target)
         nbformat.write(nb, target / master.name)
         print(f"notebooks/  {master.name}  executed in {time.perf_counter() - start:.1f} s")
-    if quiz.exists():
-        nb = selfcheck_notebook(quiz)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                # a widget's output names a random model id; nbval checks
-                # that the cell runs, not what it shows
-                tags = cell.metadata.setdefault("tags", [])
-                if "nbval-ignore-output" not in tags:
-                    tags.append("nbval-ignore-output")
-        nbformat.write(nb, target / SELFCHECK)
-        print(f"notebooks/  {SELFCHECK}  from {quiz.relative_to(ROOT)}")
+    write_practice(target)
+
+
+def write_practice(target: Path) -> None:
+    """Write target/quiz_practice.ipynb (no kernel needed: nothing runs)."""
+    nbformat.write(practice_notebook(), target / PRACTICE)
+    print(f"notebooks/  {PRACTICE}  from ragkit/quiz_practice.py")
 
 
 def main(argv: list[str] | None = None) -> int:
