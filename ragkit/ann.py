@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = ["IVFIndex", "exact_search", "neighbour_recall"]
 
-# rows of the query-by-vector score block computed at once (bounds memory)
+# the most scores held at once by one step of a search (bounds memory)
 _BLOCK_CELLS = 1 << 25
 
 
@@ -93,6 +93,26 @@ def _best(
     key = pos if ids is None else ids[pos]
     pos = pos[np.lexsort((key, -scores[pos]))]
     return pos, scores[pos]
+
+
+def _best_in_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and values of the ``k`` largest scores of every row, in no order.
+
+    Where equal scores straddle the k-th place, those of smaller column get
+    in. A row of fewer than ``k`` columns keeps them all.
+    """
+    n = scores.shape[1]
+    if n <= k:
+        return np.broadcast_to(np.arange(n), scores.shape), scores
+    cols = np.argpartition(scores, n - k, axis=1)[:, n - k :]
+    best = scores[np.arange(len(scores))[:, None], cols]
+    # argpartition keeps any of the scores tied at the k-th place, not those
+    # of smallest column: the rare rows where more than k scores reach the
+    # k-th value are chosen again exactly
+    crowded = (scores >= best.min(axis=1)[:, None]).sum(axis=1) > k
+    for row in crowded.nonzero()[0]:
+        cols[row], best[row] = _best(scores[row], k)
+    return cols, best
 
 
 def _padded(n_queries: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -197,24 +217,67 @@ class IVFIndex:
     def search(
         self, queries: np.ndarray, k: int = 10, nprobe: int = 8
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` stored vectors among the ``nprobe`` nearest lists."""
+        """The best ``k`` stored vectors among the ``nprobe`` nearest lists.
+
+        The work goes a list at a time, not a query at a time: all the
+        queries that probe a list are scored against its vectors together,
+        so each list is read from memory once, and each of those queries
+        keeps the list's best ``k`` as a shortlist. A query's answer is the
+        best ``k`` of its ``nprobe`` shortlists, the same as the best ``k``
+        of all its probed vectors at once: a vector of the overall best
+        ``k`` is among the best ``k`` of its own list.
+        """
         queries = _as_matrix(queries, "queries", self.dim)
         k = _check_int(k, "k", 1)
         nprobe = _check_int(nprobe, "nprobe", 1, self.n_lists)
         indices, scores = _padded(len(queries), k)
-        probes = self._nearest_lists(queries, nprobe)
-        starts, vecs = self._starts, self._vectors
-        for row, (query, lists) in enumerate(zip(queries, probes)):
-            spans = [(starts[j], starts[j + 1]) for j in lists]
-            # one small product per list; no copy of the stored vectors
-            sims = np.concatenate([_product(vecs[lo:hi], query) for lo, hi in spans])
-            where = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
-            # equal scores go by the vectors' own ids, not by list order
-            cand = self._ids[where]
-            pos, best = _best(sims, k, cand)
-            found = cand[pos]
-            indices[row, : len(pos)], scores[row, : len(pos)] = found, best
+        # a block of queries at a time: neither its shortlists nor the
+        # scores of one list for all of its queries exceed _BLOCK_CELLS
+        longest = int(self.list_sizes.max())
+        block = max(1, _BLOCK_CELLS // max(nprobe * min(k, longest), longest))
+        for start in range(0, len(queries), block):
+            rows = slice(start, start + block)
+            found, best = self._search_block(queries[rows], k, nprobe)
+            indices[rows, : found.shape[1]], scores[rows, : found.shape[1]] = found, best
         return indices, scores
+
+    def _search_block(
+        self, queries: np.ndarray, k: int, nprobe: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        probes = self._nearest_lists(queries, nprobe)
+        # the shortlist of query q in its p-th nearest list is row
+        # q * nprobe + p (the flat position of probes[q, p]), as long as
+        # the longest list allows; places a short list leaves empty keep
+        # index -1 and score -inf
+        width = min(k, int(self.list_sizes.max()))
+        short_ids, short_scores = _padded(probes.size, width)
+        # the (query, list) pairs grouped by list, each group in query order
+        by_list = np.argsort(probes, axis=None, kind="stable")
+        cuts = np.flatnonzero(np.diff(probes.flat[by_list])) + 1
+        with np.errstate(invalid="ignore"):  # as in _product, once for all
+            for group in np.split(by_list, cuts):
+                j = probes.flat[group[0]]
+                lo, hi = self._starts[j], self._starts[j + 1]
+                # a list's vectors are stored together, in index order; the
+                # first product reads them from memory, the others from cache
+                vectors = self._vectors[lo:hi]
+                sims = np.empty((len(group), hi - lo), dtype=np.float32)
+                # row c: the scores for the group's c-th query, from the same
+                # matrix-vector product as one query at a time (so the same
+                # last bits); one matrix-matrix product would round a little
+                # differently and gains little on the few queries of a list
+                for row, query in zip(sims, queries[group // nprobe]):
+                    np.matmul(vectors, query, out=row)
+                cols, best = _best_in_rows(sims, k)
+                short_ids[group, : cols.shape[1]] = self._ids[lo + cols]
+                short_scores[group, : cols.shape[1]] = best
+        # each query's nprobe shortlists side by side: best first, equal
+        # scores by index; the -inf places sort after every real score
+        short_ids = short_ids.reshape(len(queries), nprobe * width)
+        short_scores = short_scores.reshape(len(queries), nprobe * width)
+        order = np.lexsort((short_ids, -short_scores), axis=1)[:, :k]
+        return (np.take_along_axis(short_ids, order, axis=1),
+                np.take_along_axis(short_scores, order, axis=1))
 
     def __len__(self) -> int:
         return len(self._ids)

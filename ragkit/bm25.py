@@ -1,4 +1,4 @@
-"""Okapi BM25 over sparse matrices, scored with precomputed per-term columns.
+"""Okapi BM25 over a compact inverted index, scored a term at a time.
 
 For a query with distinct terms ``t`` and a text ``d``::
 
@@ -16,11 +16,20 @@ Texts and queries go through :func:`ragkit.text.tokenize` unless the index
 is given another ``tokenizer``; a text or query given as a list of tokens is
 used as it is, so any tokeniser's output can be compared like for like.
 
-Every term of a text gets its whole contribution to the score computed once,
-when the index is built: column ``t`` of the sparse CSC matrix ``weights``
-holds ``idf(t) * f * (k1 + 1) / (f + k1 * ...)`` for the texts that hold
-``t``. A query then only adds up the columns of its terms, which costs time
-in proportion to how many texts hold them, not to the size of the corpus.
+A term's share of a text's score is ``idf(t) * g``, where the saturated
+count ``g = f * (k1 + 1) / (f + k1 * (1 - b + b * |d| / avgdl))`` depends
+only on the pair ``(f, |d|)``: call it the entry's kind. A corpus has few
+kinds (counts are small, and many texts share a length), so the index
+computes ``g`` once per kind, into the small table ``gain_table``, and keeps
+two integers for each (term, text) entry: the text's row and the number of
+its kind, each in the narrowest unsigned type that holds it (4 bytes and 1
+on 100,000 chunks of the help centre's lengths, where bm25s keeps 8: a
+float32 score and a row).
+The entries are stored term by term, as in the columns of a sparse CSC
+matrix. A query looks up the ``g`` of each entry of its terms, multiplies
+it by the term's ``idf`` and adds the products up per text: time in
+proportion to how many texts hold its terms, not to the size of the
+corpus, and bit for bit the float64 shares a precomputed matrix would hold.
 """
 
 from __future__ import annotations
@@ -73,26 +82,63 @@ def bm25_idf(n_docs: int, doc_freq: int) -> float:
     return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
+# top_k first looks at every _STEP-th score only (see there)
+_STEP = 32
+
+
 def top_k(scores: np.ndarray, ids: Sequence[str], k: int) -> list[tuple[str, float]]:
     """Best ``k`` positive scores, high to low; ties keep corpus order.
 
     Gives what a stable sort of all ``-scores`` cut to ``k`` would give,
-    without sorting the whole corpus: a partial sort finds the k-th best
-    value, and only the texts that reach it are sorted.
+    without sorting (or even partitioning) the whole corpus: the k-th best
+    of every 32nd score is a floor for the k-th best of all (a subset's
+    k-th best can only be lower), so the top k is among the texts that
+    reach it, about 32 k of them, and only those are sorted.
     """
     check_int(k, "k")
-    n = len(scores)
-    if k < n:
-        kth = np.partition(scores, n - k)[n - k]
-        # below a positive k-th value nothing can make the cut; with a k-th
-        # value <= 0 fewer than k texts score > 0, and only those are kept
-        keep = scores >= kth if kth > 0 else scores > 0
-        cand = np.flatnonzero(keep)
+    sample = scores[::_STEP]
+    if len(sample) > k:
+        floor = np.partition(sample, len(sample) - k)[len(sample) - k]
+        # a floor <= 0: fewer than k sampled texts score > 0, and only
+        # texts that score > 0 are returned
+        cand = np.flatnonzero(scores >= floor if floor > 0 else scores > 0)
     else:
-        cand = np.arange(n)
+        cand = np.flatnonzero(scores > 0)
     # cand is in corpus order, so a stable sort on -score breaks ties by it
     order = cand[np.argsort(-scores[cand], kind="stable")][:k]
-    return [(ids[i], float(scores[i])) for i in order if scores[i] > 0]
+    return [(ids[i], float(scores[i])) for i in order]
+
+
+class RowNames(Sequence):
+    """The default ids ``"0"``, ``"1"``, ... ``str(n - 1)``, made when read.
+
+    Behaves as the list of those strings (indexing, slicing, ``len``,
+    ``in``, ``==``) without keeping ``n`` string objects alive: for a big
+    corpus they would take more memory than the index itself.
+    """
+
+    def __init__(self, n: int) -> None:
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [str(j) for j in range(self._n)[i]]
+        return str(range(self._n)[i])
+
+    def __contains__(self, name: object) -> bool:
+        return (type(name) is str and name.isdigit() and name.isascii()
+                and str(int(name)) == name and int(name) < self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RowNames, list, tuple)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"RowNames({self._n})"
 
 
 class BM25Index:
@@ -103,10 +149,12 @@ class BM25Index:
     tokens, taken as it is. With ``tokenizer=None`` every text and query
     must be a list of tokens.
 
-    Attributes: ``vocab`` (term -> column, terms sorted), ``tf`` (CSR
-    matrix, texts x vocab, term counts), ``weights`` (CSC matrix of the same
-    shape: each stored entry is that term's share of that text's score),
-    ``doc_len``, ``avgdl``, ``df`` and ``idf_values`` (one entry per column).
+    Attributes: ``vocab`` (term -> column, terms sorted), ``doc_len``,
+    ``avgdl``, ``df`` and ``idf_values`` (one entry per column), and
+    ``gain_table`` (the saturated count of each distinct (count, length)
+    pair, see the module docstring). ``tf`` (term counts) and ``weights``
+    (each term's share of each text's score) are sparse matrices, texts x
+    vocab, rebuilt from the entries whenever they are read.
     """
 
     def __init__(
@@ -132,7 +180,8 @@ class BM25Index:
                 f"or None (got {type(tokenizer).__name__})"
             )
         self.tokenizer = tokenizer
-        self.ids = check_ids(ids, len(texts))
+        # the default names are the row numbers, written out only when asked
+        self.ids = RowNames(len(texts)) if ids is None else check_ids(ids, len(texts))
         self.k1, self.b = float(k1), float(b)
         token_lists = [self._tokens(t, f"texts[{i}]") for i, t in enumerate(texts)]
         self.n_docs = len(token_lists)
@@ -147,34 +196,45 @@ class BM25Index:
             count=int(lengths.sum()),
         )
         rows = np.repeat(np.arange(self.n_docs, dtype=np.int64), lengths)
-        # one key per (text, term) pair; counting equal keys gives the counts
-        pairs, counts = np.unique(rows * n_terms + cols, return_counts=True)
-        pair_rows, pair_cols = np.divmod(pairs, max(n_terms, 1))
-        indptr = np.zeros(self.n_docs + 1, dtype=np.int64)
-        np.cumsum(np.bincount(pair_rows, minlength=self.n_docs), out=indptr[1:])
-        shape = (self.n_docs, n_terms)
-        f = counts.astype(np.float64)
-        self.tf = sparse.csr_matrix((f, pair_cols, indptr), shape=shape)
+        # one key per (term, text) pair; sorted keys put the entries term by
+        # term, texts in corpus order, and counting equal keys gives f
+        pairs, counts = np.unique(cols * self.n_docs + rows, return_counts=True)
+        pair_cols, pair_rows = np.divmod(pairs, self.n_docs)
         self.doc_len = lengths.astype(np.float64)
         self.avgdl = float(self.doc_len.mean())
         self.df = np.bincount(pair_cols, minlength=n_terms)
         self.idf_values = self._idf_from_df(self.df)
+        # the kinds, (count, length) pairs, and the kind of every entry
+        width = int(lengths.max()) + 1
+        kinds, kind_of = np.unique(counts * width + lengths[pair_rows],
+                                   return_inverse=True)
+        kind_counts, kind_lengths = np.divmod(kinds, width)
+        f = self._kind_counts = kind_counts.astype(np.float64)
         # an all-empty corpus has avgdl 0; its texts have no terms to score anyway
-        length_norm = 1 - self.b + self.b * self.doc_len / (self.avgdl or 1.0)
-        # only stored entries (f >= 1) are computed, so k1 = 0 gives no 0/0
-        gain = f * (self.k1 + 1) / (f + self.k1 * length_norm[pair_rows])
-        share = self.idf_values[pair_cols] * gain
-        # regroup the entries by term; stable, so texts stay in corpus order
-        by_term = np.argsort(pair_cols, kind="stable")
-        col_ptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(self.df, out=col_ptr[1:])
-        self.weights = sparse.csc_matrix(
-            (share[by_term], pair_rows[by_term], col_ptr), shape=shape
-        )
-        # the three arrays of the matrix, kept apart for the query loop
-        self._w_data = self.weights.data
-        self._w_rows = self.weights.indices
-        self._w_ptr = self.weights.indptr
+        avgdl = self.avgdl or 1.0
+        length_norm = 1 - self.b + self.b * kind_lengths.astype(np.float64) / avgdl
+        # only kinds of stored entries (f >= 1) exist, so k1 = 0 gives no 0/0
+        self.gain_table = f * (self.k1 + 1) / (f + self.k1 * length_norm)
+        self._col_ptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(self.df, out=self._col_ptr[1:])
+        # the two integers of every entry, in the narrowest type that fits
+        self._rows = pair_rows.astype(np.min_scalar_type(max(self.n_docs - 1, 0)))
+        self._kinds = kind_of.astype(np.min_scalar_type(max(len(kinds) - 1, 0)))
+
+    @property
+    def tf(self) -> sparse.csr_matrix:
+        """Term counts, texts x vocab (a new CSR matrix on every read)."""
+        return self._matrix(self._kind_counts[self._kinds]).tocsr()
+
+    @property
+    def weights(self) -> sparse.csc_matrix:
+        """Each term's share of each text's score (a new CSC matrix on every read)."""
+        idf = np.repeat(self.idf_values, self.df)
+        return self._matrix(idf * self.gain_table[self._kinds])
+
+    def _matrix(self, values: np.ndarray) -> sparse.csc_matrix:
+        shape = (self.n_docs, len(self.vocab))
+        return sparse.csc_matrix((values, self._rows, self._col_ptr), shape=shape)
 
     def _tokens(self, text: object, name: str) -> list:
         if isinstance(text, str):
@@ -215,14 +275,17 @@ class BM25Index:
         cols = self.query_columns(query)
         if not cols:
             return np.zeros(self.n_docs)
-        ptr = self._w_ptr
-        if len(cols) == 1:
-            lo, hi = ptr[cols[0]], ptr[cols[0] + 1]
-            rows, shares = self._w_rows[lo:hi], self._w_data[lo:hi]
-        else:
-            spans = [(ptr[j], ptr[j + 1]) for j in cols]
-            rows = np.concatenate([self._w_rows[lo:hi] for lo, hi in spans])
-            shares = np.concatenate([self._w_data[lo:hi] for lo, hi in spans])
+        ptr = self._col_ptr
+        spans = [slice(ptr[j], ptr[j + 1]) for j in cols]
+        # cast to intp while joining: bincount and indexing would copy anyway
+        rows = np.concatenate([self._rows[s] for s in spans], dtype=np.intp)
+        kinds = np.concatenate([self._kinds[s] for s in spans], dtype=np.intp)
+        shares = self.gain_table[kinds]
+        # the entries come term by term: scale each term's run by its idf
+        end = 0
+        for j in cols:
+            start, end = end, end + self.df[j]
+            shares[start:end] *= self.idf_values[j]
         # shares of one text are added in column order, so equal texts tie
         return np.bincount(rows, weights=shares, minlength=self.n_docs)
 

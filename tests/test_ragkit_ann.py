@@ -158,3 +158,84 @@ def test_bad_arguments_name_themselves(call, error, name):
     """Each wrong argument raises an error whose message starts with its name."""
     with pytest.raises(error, match=f"^{name}"):
         call()
+
+
+# ------------------------------------------------ the list-at-a-time search
+
+
+def one_query_at_a_time(index, vectors, query, k, nprobe):
+    """The plain algorithm: gather the probed lists' members, stable-sort them.
+
+    Which lists a query probes and which list a vector is in are taken from
+    the index, so that only the search over the lists is compared.
+    """
+    probed = index._nearest_lists(query[None, :], nprobe)[0]
+    home = index._nearest_lists(vectors, 1)[:, 0]
+    members = np.flatnonzero(np.isin(home, probed))
+    sims = vectors[members].astype(np.float64) @ query.astype(np.float64)
+    top = np.argsort(-sims, kind="stable")[:k]
+    ids = np.full(k, -1)
+    ids[: len(top)] = members[top]
+    return ids
+
+
+@pytest.mark.filterwarnings("ignore:Number of distinct clusters")
+def test_ivf_equals_the_plain_algorithm_on_tied_grids():
+    """Grid vectors (exact scores, many ties): ids equal a per-query stable sort."""
+    rng = np.random.default_rng(21)
+    for trial in range(40):
+        n, dim = int(rng.integers(5, 200)), int(rng.integers(1, 6))
+        x = (np.round(2 * rng.standard_normal((n, dim))) / 2).astype(np.float32)
+        q = (np.round(2 * rng.standard_normal((9, dim))) / 2).astype(np.float32)
+        n_lists = int(rng.integers(1, min(n, 9) + 1))
+        nprobe, k = int(rng.integers(1, n_lists + 1)), int(rng.integers(1, 30))
+        index = IVFIndex(x, n_lists, seed=trial)
+        found, scores = index.search(q, k, nprobe)
+        for row, query in enumerate(q):
+            want = one_query_at_a_time(index, x, query, k, nprobe)
+            assert found[row].tolist() == want.tolist(), (trial, row)
+            real = want >= 0
+            assert np.array_equal(scores[row][real], x[want[real]] @ query)
+            assert np.isneginf(scores[row][~real]).all()
+
+
+def test_a_batch_of_queries_gives_each_query_its_own_answer():
+    """Searching queries together or one by one: the same ids and scores, to the bit."""
+    x, q = blobs(3000, 24, 12, 30), unit_rows(60, 24, 31)
+    index = IVFIndex(x, n_lists=20, seed=0)
+    together = index.search(q, 15, 3)
+    for row in range(len(q)):
+        alone = index.search(q[row : row + 1], 15, 3)
+        assert np.array_equal(alone[0][0], together[0][row])
+        assert np.array_equal(alone[1][0], together[1][row])
+
+
+@pytest.mark.filterwarnings("ignore:Number of distinct clusters")
+def test_small_blocks_and_empty_lists_change_nothing(monkeypatch):
+    """A tiny memory budget splits the work; a list with no vectors is skipped."""
+    import ragkit.ann as ann
+
+    # two distinct points for three lists: k-means repeats a centroid, and
+    # the repeat's list stays empty
+    x = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [1, 0]], dtype=np.float32)
+    index = IVFIndex(x, n_lists=3, seed=0)
+    assert 0 in index.list_sizes
+    idx, _ = index.search(np.array([[1.0, 0.2]]), k=4, nprobe=3)
+    assert idx.tolist() == [[0, 1, 4, 2]]
+    y, q = blobs(800, 8, 6, 40), unit_rows(30, 8, 41)
+    index = IVFIndex(y, n_lists=12, seed=0)
+    want = index.search(q, 7, 4)
+    monkeypatch.setattr(ann, "_BLOCK_CELLS", 64)
+    got = index.search(q, 7, 4)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_a_tie_across_the_kth_place_inside_one_list():
+    """Forty copies in one list compete for three places: the smallest ids win."""
+    x = np.vstack([np.tile([[0.0, 1.0]], (40, 1)), [[1.0, 0.0]] * 5]).astype(np.float32)
+    index = IVFIndex(x, n_lists=2, seed=0)
+    idx, scores = index.search(np.array([[0.0, 1.0], [1.0, 1.0]]), k=3, nprobe=1)
+    assert idx[0].tolist() == [0, 1, 2]
+    assert idx[1].tolist() in ([0, 1, 2], [40, 41, 42])
+    idx, _ = index.search(np.array([[1.0, 1.0]]), k=3, nprobe=2)
+    assert idx.tolist() == [[0, 1, 2]]

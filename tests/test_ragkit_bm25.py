@@ -183,3 +183,69 @@ def test_bm25_idf_names_the_bad_argument(args, name, error):
 
     with pytest.raises(error, match=name):
         bm25_idf(*args)
+
+
+# ------------------------------------------------- storage and fast top k
+
+
+def test_top_k_equals_a_full_stable_sort():
+    """Any length, k and ties: the stable sort of every score, cut to k > 0."""
+    from ragkit.bm25 import top_k
+
+    rng = np.random.default_rng(4)
+    for trial in range(300):
+        n = int(rng.choice([1, 5, 31, 32, 33, 320, 1000, 4097]))
+        # few distinct values (many ties), some zero or negative
+        scores = rng.integers(-2, 6, size=n) / rng.choice([1.0, 3.0])
+        if trial % 3 == 0:
+            scores = rng.random(n) * (rng.random(n) < 0.05)  # mostly zero
+        k = int(rng.integers(1, 60))
+        ids = [f"t{i}" for i in range(n)]
+        order = np.argsort(-scores, kind="stable")
+        want = [(ids[i], float(scores[i])) for i in order[:k] if scores[i] > 0]
+        assert top_k(scores, ids, k) == want, (n, k)
+
+
+def test_scores_add_the_stored_shares_in_column_order():
+    """Scores equal, bit for bit, the float64 shares of weights added term by term."""
+    rng = np.random.default_rng(8)
+    words = [f"w{i}" for i in range(30)]
+    texts = [list(rng.choice(words, size=rng.integers(0, 40))) for _ in range(60)]
+    index = BM25Index(texts, tokenizer=None, k1=1.2, b=0.6)
+    weights = index.weights.toarray()
+    assert weights.dtype == np.float64
+    assert np.array_equal(index.tf.toarray() > 0, weights > 0)
+    for _ in range(20):
+        query = list(rng.choice(words, size=4))
+        total = np.zeros(len(texts))
+        for col in index.query_columns(query):
+            total += weights[:, col]
+        assert np.array_equal(index.scores(query), total)
+
+
+def test_index_keeps_small_integers_per_entry():
+    """A (term, text) entry costs a row and a kind number, not a float."""
+    index = BM25Index([f"saw blade {'dust ' * i}" for i in range(300)])
+    entries = int(index.df.sum())
+    assert index._rows.dtype == np.uint16  # 300 texts
+    # lengths 2 .. 301 and counts 1 .. 299 make more than 256 kinds
+    assert len(index.gain_table) > 256 and index._kinds.dtype == np.uint16
+    per_entry = sum(a.nbytes for a in vars(index).values()
+                    if isinstance(a, np.ndarray) and len(a) == entries)
+    assert per_entry == 4 * entries
+    assert index.tf[5].sum() == index.doc_len[5] == 7
+    slow = reference_scores([f"saw blade {'dust ' * i}" for i in range(300)], "dust saw")
+    assert index.scores("dust saw").tolist() == pytest.approx(slow, abs=1e-12)
+
+
+def test_default_ids_behave_as_the_list_of_row_numbers():
+    """ids=None: "0" .. "n-1", indexed, sliced, compared and searched like a list."""
+    index = BM25Index(SHOP)
+    names = ["0", "1", "2"]
+    assert index.ids == names and list(index.ids) == names
+    assert index.ids[-1] == "2" and index.ids[1:] == ["1", "2"]
+    assert "2" in index.ids and "3" not in index.ids and "02" not in index.ids
+    assert 2 not in index.ids and len(index.ids) == 3
+    with pytest.raises(IndexError):
+        index.ids[3]
+    assert BM25Index(SHOP, ids=names).search("bandsaw") == index.search("bandsaw")
