@@ -99,16 +99,20 @@ lab: $(STAMP)
 
 ## [students] run the visible tests in my-work/lab, points per part
 ## (my-work/$(ASSIGNMENT) with ASSIGNMENT=quiz or ASSIGNMENT=project); hidden
-## tests run at grading. DETAILS=1 adds tracebacks.
+## tests run at grading. NB=07 (a number or a name, e.g. NB=quiz) checks one
+## notebook of my-work/ in seconds. DETAILS=1 adds tracebacks.
 check: $(STAMP)
-	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) my-work/$(or $(ASSIGNMENT),lab)
+	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) \
+	  $(if $(NB),--nb '$(NB)' my-work/$(ASSIGNMENT),my-work/$(or $(ASSIGNMENT),lab))
 
-## [students] the reading edition as a static HTML site in site/
-## (generated, not committed): open site/index.html in a browser
+## [students] the course as a static site in site/, solutions folded
+## for self-learners: open site/index.html. STUDENT=1 builds the graded
+## course's site instead, in dist/student-site/: tasks blank, no solution,
+## no hidden test, no quiz key. Generated, never committed.
 site: $(STAMP)
-	$(BIN)/python tools/site.py --out site
+	$(BIN)/python tools/site.py $(if $(STUDENT),--student --out dist/student-site,--out site)
 
-## [instructors] unpack an LMS bulk download ZIP=file into SUBMISSIONS=dir
+## [instructors] unpack an LMS download ZIP=file into SUBMISSIONS=dir
 ## with nbgrader's zip_collect and Canvas's file names (flat files or each
 ## student's hand-in.zip; the newest upload of a file wins); every file of
 ## the zip and what became of it goes to SUBMISSIONS/lms_collected.csv

@@ -1,12 +1,23 @@
 """Check notebooks against their tests, with an exit code you can trust.
 
-    python autograder/validate.py NOTEBOOK_OR_FOLDER [...] [--invert] [--details]
+    python autograder/validate.py NOTEBOOK_OR_FOLDER [...] [--nb NAME]
+                                  [--invert] [--details]
 
-`make check` runs this on my-work/lab. For each notebook it runs the real
-`nbgrader validate`, whose verdict decides pass or fail, and meanwhile runs
-the notebook once more with errors allowed, to print a table: for each
+`make check` runs this on my-work/lab. For each notebook it runs nbgrader's
+own validator (what `nbgrader validate` runs), whose verdict decides pass or
+fail, and keeps the notebook as that run left it to print a table: for each
 `## Part X (N points)`, the visible test points earned of those possible, the
-hidden test points, and the first failing check's message.
+hidden test points, and the first failing check's message. The notebook runs
+once, so checking one takes seconds. A part not
+answered yet shows its hidden points as `?`; when a setup cell (a code cell
+above every task) fails, its message is given once as the cause instead of
+the NameErrors it leads to; written answers still empty are named. The
+"VALIDATION FAILED" banner, which nbgrader prints per notebook, comes once at
+the end, counting parts.
+
+`--nb NAME` checks one notebook of the folders named (or of their
+subfolders): by number (`07`, `7`), by name (`07_measuring`,
+`measuring`, `quiz`) or file name. `make check NB=07` passes it on.
 
 `nbgrader validate` prints whether the tests pass but exits 0 either way
 (nbgrader issue 1908), so a script or a CI job cannot tell. This wrapper exits
@@ -17,16 +28,18 @@ which is what the student edition must do before any work is done; no table).
 from __future__ import annotations
 
 import argparse
-import subprocess
+import io
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+from nbgrader.preprocessors import ClearSolutions
 from nbgrader.utils import determine_grade, is_grade
+from nbgrader.validator import Validator
 
-from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env, nbgrader_settings
+from nbgrader_cli import nbgrader_settings
 from rag_feedback import BEGIN, HIDDEN_DOC, docstring, error_message, is_hidden, parts_of
 
 PASSED = "Success! Your notebook passes all the tests."
@@ -44,43 +57,67 @@ HINT = """\
 To fix a part, start from its first failing check, save, and check again.
 Every failing cell's full traceback: add --details (make check DETAILS=1)."""
 
+BANNER = ("VALIDATION FAILED on {parts}: if you hand in as it is, you will not "
+          "receive full credit.")
+NOT_ANSWERED = "not answered yet ({error})"
+SETUP_FAILED = "the setup cell failed (see above)"
+# a part's cells that stop at a NameError or never ran after a failed setup
+# fail because of it, not of their own
+AFTER_SETUP = ("NameError", "not run")
 
-def start_validate(notebook: Path, invert: bool, course: Path) -> subprocess.Popen:
-    """Start the real `nbgrader validate` in course folder `course`.
 
-    With `invert`, a copy is validated without the graded cells worth 0
+def stubs() -> tuple[list[str], str]:
+    """(the lines of the code stub, the text stub) that nbgrader puts in
+    place of a solution: a cell still holding one is not answered yet."""
+    settings = nbgrader_settings().ClearSolutions  # nbgrader_config.py sets code_stub
+    code = settings.code_stub["python"]
+    text = settings.get("text_stub", ClearSolutions.text_stub.default_value)
+    return [line.strip() for line in code.splitlines() if line.strip()], text.strip()
+
+
+def holds_stub(source: str, stub: list[str]) -> bool:
+    """True when the stub's lines follow each other in `source` (indented or not)."""
+    lines = [line.strip() for line in source.splitlines()]
+    return any(lines[i:i + len(stub)] == stub for i in range(len(lines) - len(stub) + 1))
+
+
+def setup_failure(nb: nbformat.NotebookNode) -> str | None:
+    """The error of the first failing code cell above every graded or answer
+    cell (the notebook's setup, such as loading the project's corpus)."""
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade") or \
+                cell.metadata.get("nbgrader", {}).get("solution"):
+            return None
+        if cell.cell_type == "code":
+            message = error_message(cell, MESSAGE_WIDTH * 2)
+            if message:
+                return message
+    return None
+
+
+class KeepingValidator(Validator):
+    """nbgrader's own Validator, which keeps the notebook it ran, so that
+    the table explains the very run that gave the verdict."""
+    ran: nbformat.NotebookNode | None = None
+
+    def _preprocess(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        self.ran = super()._preprocess(nb)
+        return self.ran
+
+
+def without_zero_point_checks(notebook: Path, folder: Path) -> Path:
+    """`notebook`, or a copy in `folder` without its graded cells worth 0
     points (the quiz's checks of an answer's form): nbgrader counts a cell
-    as passed when it scores its maximum, and 0 of 0 always does, so a blank
-    quiz would otherwise "pass" those cells.
-    """
-    flags = ["--invert"] if invert else []
-    if invert:
-        nb = nbformat.read(notebook, as_version=4)
-        kept = [c for c in nb.cells if not (c.metadata.get("nbgrader", {}).get("grade")
-                                            and not c.metadata["nbgrader"].get("points"))]
-        if len(kept) < len(nb.cells):
-            nb.cells = kept
-            notebook = course / notebook.name
-            nbformat.write(nb, notebook)
-    return subprocess.Popen(nbgrader_command("validate", str(notebook), *flags),
-                            cwd=course, env=nbgrader_env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def run_cells(notebook: Path) -> nbformat.NotebookNode:
-    """Execute a copy of `notebook` top to bottom, errors allowed, where it
-    lies and with nbgrader's time limit per cell; the file is not changed."""
-    settings = nbgrader_settings()
+    as passed when it scores its maximum, and 0 of 0 always does, so under
+    --invert a blank quiz would otherwise "pass" those cells."""
     nb = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(nb, kernel_name="python3", allow_errors=True,
-                            timeout=settings.Execute.timeout, interrupt_on_timeout=True,
-                            config=settings,
-                            resources={"metadata": {"path": str(notebook.parent)}})
-    try:
-        client.execute()
-    except Exception as err:  # noqa: BLE001 (a dead kernel still leaves a table)
-        nb.metadata["stopped_by"] = f"{type(err).__name__}: {err}".splitlines()[0]
-    return nb
+    kept = [c for c in nb.cells if not (c.metadata.get("nbgrader", {}).get("grade")
+                                        and not c.metadata["nbgrader"].get("points"))]
+    if len(kept) == len(nb.cells):
+        return notebook
+    nb.cells = kept
+    nbformat.write(nb, folder / notebook.name)
+    return folder / notebook.name
 
 
 def cell_result(cell) -> tuple[float, str | None]:
@@ -106,18 +143,33 @@ def cell_result(cell) -> tuple[float, str | None]:
     return float(earned), message
 
 
+def error_name(problem: str) -> str:
+    """'NameError' of 'in your answer: NameError: ...', 'not run' of 'not
+    run: ...'."""
+    return problem.removeprefix("in your answer: ").split(":", 1)[0].strip()
+
+
 def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
-    """One row per part: visible points, hidden points, first failing check."""
+    """One row per part: visible points, hidden points, written answers and
+    the first failing check."""
+    code_stub, text_stub = stubs()
+    setup = setup_failure(nb)
     rows = []
     for part in parts_of(nb):
         visible = {"earned": 0.0, "possible": 0.0}
         hidden = {"earned": 0.0, "possible": 0.0, "ran": True}
-        written = 0.0  # points of written answers, which a person marks
+        # points of written answers, which a person marks; empty ones
+        written = {"possible": 0.0, "empty": False}
+        untouched = any(nb.cells[i].cell_type == "code"
+                        and holds_stub(nb.cells[i].source, code_stub)
+                        for i in part.answers)
         first, ok = None, True
         for index in sorted(part.answers + part.tests):
             cell = nb.cells[index]
             if cell.cell_type == "markdown":
-                written += float(cell.metadata["nbgrader"].get("points", 0) or 0)
+                written["possible"] += float(cell.metadata["nbgrader"].get("points", 0) or 0)
+                text = cell.source.strip()
+                written["empty"] |= not text or text == text_stub
                 continue
             earned, problem = cell_result(cell)
             if is_grade(cell):
@@ -131,6 +183,12 @@ def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
                 problem = f"in your answer: {problem}"
             if first is None and problem is not None:
                 first = problem
+        if setup and first and error_name(first) in AFTER_SETUP:
+            first = SETUP_FAILED
+        elif untouched and first and "NotImplementedError" in first:
+            first = NOT_ANSWERED.format(error="NotImplementedError")
+        if setup or untouched:
+            hidden["ran"] = False  # its smoke call says nothing about the answer
         rows.append({"part": part.name, "ok": ok, "visible": visible,
                      "hidden": hidden, "written": written, "first": first})
     return rows
@@ -159,61 +217,148 @@ def table(notebook: Path, rows: list[dict]) -> str:
             return f"?/{bucket['possible']:g}"
         return f"{bucket['earned']:g}/{bucket['possible']:g}"
 
-    by_hand = any(row.get("written") for row in rows)
+    def by_a_person(written):
+        if not written["possible"]:
+            return "-"
+        return "empty" if written["empty"] else f"?/{written['possible']:g}"
+
+    by_hand = any(row["written"]["possible"] for row in rows)
     grid = [["notebook", "part", "result", "visible", "hidden",
              *(["by a person"] if by_hand else []), "first failing check"]]
     for row in rows:
-        marked = [f"?/{row['written']:g}" if row.get("written") else "-"]
         grid.append([notebook.stem, row["part"], "ok" if row["ok"] else "FAIL",
                      score(row["visible"]), score(row["hidden"]),
-                     *(marked if by_hand else []), row["first"] or "-"])
+                     *([by_a_person(row["written"])] if by_hand else []),
+                     row["first"] or "-"])
     widths = [max(len(line[i]) for line in grid) for i in range(len(grid[0]) - 1)]
     return "\n".join("  " + "  ".join(text.ljust(w) for text, w in zip(line, widths))
                      + "  " + line[-1] for line in grid)
 
 
-def verdict(report: str) -> str:
-    """nbgrader's summary: its report up to the first failing cell, on one
-    line; or, when nbgrader itself failed, the last lines of its log."""
-    if "[ValidateApp | ERROR]" in report:
-        lines = [line.strip() for line in report.splitlines() if line.strip()]
-        return "nbgrader validate failed:\n  " + "\n  ".join(lines[-2:])
-    head = report.split("=" * 20, 1)[0]
-    return " ".join(head.split())
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
 
 
-def validate(notebook: Path, invert: bool = False,
-             with_table: bool = True) -> tuple[bool, str, nbformat.NotebookNode | None]:
-    """(ok, nbgrader's report, the notebook as run for the table or None).
+def verdict(report: str, rows: list[dict] | None = None) -> str:
+    """nbgrader's summary on one line: its report up to the first failing
+    cell; when the notebook's table is at hand, its failures counted in
+    parts instead of nbgrader's banner counting cells (the banner comes once,
+    at the end). When nbgrader itself failed: its error."""
+    if report.startswith("nbgrader validate failed"):
+        return report
+    head = " ".join(report.split("=" * 20, 1)[0].split())
+    if rows is None or not head.startswith("VALIDATION FAILED"):
+        return head
+    failing = sum(not row["ok"] for row in rows)
+    return f"{failing} of {plural(len(rows), 'part')} fail a visible test"
 
-    ok means nbgrader printed the expected result. Both runs go at once: the
-    verdict is nbgrader's, the table only explains it.
+
+def empty_written(rows: list[dict]) -> list[str]:
+    return [row["part"] for row in rows if row["written"]["empty"]]
+
+
+def validate(notebook: Path, invert: bool = False
+             ) -> tuple[bool, str, nbformat.NotebookNode | None]:
+    """(ok, nbgrader's report, the notebook as nbgrader ran it or None).
+
+    nbgrader's Validator runs here, with only the course's settings
+    (autograder/nbgrader_config.py: time limit, encrypted kernel transport),
+    the kernel in the notebook's folder; ok means it printed the expected
+    result. One run gives both the verdict and the table.
     """
+    validator = KeepingValidator(config=nbgrader_settings())
+    validator.invert = invert
+    validator.stream = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="rag-validate-") as tmp:
-        # run where only our nbgrader settings apply (timeouts, code stub)
-        proc = start_validate(notebook, invert, course_folder(Path(tmp)))
-        ran = run_cells(notebook) if with_table else None
-        stdout, stderr = proc.communicate()
-    report = stdout.strip() or stderr.strip()
-    wanted = NONE_PASSED if invert else PASSED
-    return proc.returncode == 0 and wanted in stdout, report, ran
+        target = without_zero_point_checks(notebook, Path(tmp)) if invert else notebook
+        try:
+            validator.validate_and_print(str(target))
+        except Exception as err:  # noqa: BLE001 (a dead kernel, a broken file)
+            return False, f"nbgrader validate failed: {type(err).__name__}: {err}", None
+    report = validator.stream.getvalue().strip()
+    return (NONE_PASSED if invert else PASSED) in report, report, validator.ran
 
 
-def find_notebooks(args: list[Path]) -> tuple[list[Path], list[str]]:
-    """Notebooks named or held by the folders named; and the problems found."""
+def find_notebooks(args: list[Path], nb: str | None = None) -> tuple[list[Path], list[str]]:
+    """Notebooks named or held by the folders named, and the problems found.
+    With `nb`, the notebook of that number or name (see `pick`) among those,
+    or, for a folder holding none, among those of its subfolders; a folder
+    without notebooks is then a problem only when the notebook is found
+    nowhere."""
     found, problems, missing = [], [], []
     for path in args:
         if path.suffix == ".ipynb":
             (found if path.is_file() else missing).append(path)
             continue
         inside = sorted(path.glob("*.ipynb")) if path.is_dir() else []
+        if nb is not None and path.is_dir() and not inside:  # my-work/: its assignments
+            inside = sorted(p for p in path.glob("*/*.ipynb")
+                            if not p.parent.name.startswith("."))
         if not inside:
             problems.append(f"no notebooks in {path} yet: run `make lab` first, "
                             "which copies the student notebooks there")
         found += inside
     if missing:
         problems.append(f"notebooks not found: {', '.join(map(str, missing))}")
-    return found, problems
+    if nb is None or not found:
+        return found, problems
+    chosen = pick(found, nb)
+    if not chosen:
+        names = ", ".join(sorted({p.stem for p in found}))
+        return [], [f"no notebook {nb!r} here; there are: {names}"]
+    return chosen, []
+
+
+NUMBERED = re.compile(r"^(\d+)_(.+)$")  # 07_measuring
+
+
+def pick(notebooks: list[Path], nb: str) -> list[Path]:
+    """The notebooks that `nb` names: by file name or stem (`07_measuring`,
+    `quiz`), else by the stem without its number (`measuring`), else by
+    number (`07` or `7`)."""
+    name = Path(nb.strip()).name.removesuffix(".ipynb")
+
+    def numbered(stem: str) -> tuple[int | None, str]:
+        match = NUMBERED.match(stem)
+        return (int(match.group(1)), match.group(2)) if match else (None, stem)
+
+    rules = [lambda stem: stem == name,
+             lambda stem: numbered(stem)[1] == name,
+             lambda stem: name.isdigit() and numbered(stem)[0] == int(name)]
+    for rule in rules:
+        chosen = [p for p in notebooks if rule(p.stem)]
+        if chosen:
+            return chosen
+    return []
+
+
+def report_notebook(path: Path, ok: bool, report: str, ran, details: bool,
+                    invert: bool) -> list[dict]:
+    """Print one notebook's result; return its table rows ([] with --invert)."""
+    print(f"{'ok  ' if ok else 'FAIL'} {path}")
+    if invert or ran is None:
+        print(report)
+        return []
+    rows = part_rows(ran)
+    print(verdict(report, rows))
+    if details and "=" * 20 in report:
+        print("=" * 20 + report.split("=" * 20, 1)[1].rstrip())
+    setup = setup_failure(ran)
+    if setup:
+        print("  the setup cell failed, and the checks that need what it "
+              f"defines fail with it:\n    {setup}")
+    empty = ", ".join(empty_written(rows))
+    marking = "a person marks them at grading, and an empty one scores 0"
+    if ok and empty:
+        print(f"Only the written answers are still empty: {empty} ({marking}).")
+    print("\n" + table(path, rows))
+    if empty and not ok:
+        print(f"  written answers still empty: {empty} ({marking})")
+    checks = hidden_checks(ran)
+    if checks:
+        print("  hidden tests, added at grading:")
+        print("\n".join(f"    {line}" for line in checks))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,34 +366,33 @@ def main(argv: list[str] | None = None) -> int:
                                      "and a table of points per part.")
     parser.add_argument("notebooks", nargs="+", type=Path,
                         help="notebooks, or folders whose notebooks to check")
+    parser.add_argument("--nb", default=None, metavar="NAME",
+                        help="check only this notebook of the folders: by number "
+                        "(07) or name (07_measuring, measuring, quiz)")
     parser.add_argument("--invert", action="store_true",
                         help="expect every test to fail (for the student edition)")
     parser.add_argument("--details", action="store_true",
                         help="print nbgrader's full report: every failing cell and its error")
     args = parser.parse_args(argv)
-    notebooks, problems = find_notebooks(args.notebooks)
+    if args.nb is not None and not args.nb.strip():
+        parser.error("--nb needs a notebook number or name, e.g. --nb 07")
+    notebooks, problems = find_notebooks(args.notebooks, args.nb)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
     if not args.invert:
         print(INTRO + "\n")
-    failed = []
+    failed, failing_parts = [], 0
     for path in notebooks:
-        ok, report, ran = validate(path.resolve(), args.invert, with_table=not args.invert)
-        print(f"{'ok  ' if ok else 'FAIL'} {path}")
-        print(report if args.details or args.invert else verdict(report))
-        if ran is not None:
-            print("\n" + table(path, part_rows(ran)))
-            if "stopped_by" in ran.metadata:
-                print(f"  the run stopped early: {ran.metadata['stopped_by']}")
-            checks = hidden_checks(ran)
-            if checks:
-                print("  hidden tests, added at grading:")
-                print("\n".join(f"    {line}" for line in checks))
+        ok, report, ran = validate(path.resolve(), args.invert)
+        rows = report_notebook(path, ok, report, ran, args.details, args.invert)
         print()
         if not ok:
             failed.append(str(path))
+            failing_parts += sum(not row["ok"] for row in rows)
     if failed and not args.invert:
+        where = plural(failing_parts, "part") + " in " + plural(len(failed), "notebook")
+        print(BANNER.format(parts=where if failing_parts else plural(len(failed), "notebook")))
         print(HINT + "\n")
     print(f"{len(notebooks) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

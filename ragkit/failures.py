@@ -66,7 +66,7 @@ STAGES = (
 
 COLUMNS = ("retrieval", "reader", "loop")
 
-# Figure 6: which column each failure stage belongs to ("ok" has none)
+# Figure 8.1: which column each failure stage belongs to ("ok" has none)
 COLUMN = {
     "bad citation": "reader",
     "should have abstained": "reader",
@@ -84,7 +84,7 @@ RECORD_KEYS = (
 
 
 def column_of(stage: str) -> str | None:
-    """The Figure 6 column of ``stage``, or None for ``"ok"``."""
+    """The Figure 8.1 column of ``stage``, or None for ``"ok"``."""
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES} (got {stage!r})")
     return COLUMN.get(stage)

@@ -13,12 +13,12 @@ test` installs) driven by selenium:
   every figure as a loaded image, and the quiz's self-check edition runs:
   its radio buttons and Check buttons answer right or wrong with a reason
   and keep the count.
-- The static site of `make site`, built once per session, read offline:
-  every page opens, every link inside the site leads to a page and anchor
-  that exist, every image loads.
+
+The static site of `make site` is read in this module's browser by
+tests/test_site.py, which imports the `browser` fixture.
 
 Nothing is downloaded: selenium is pointed at the system's chromedriver and
-browser, and the site test blocks every http(s) request.
+browser.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
@@ -205,9 +205,19 @@ def lab(tmp_path_factory):
            *lab_options_from_makefile()]
     if os.getuid() == 0:
         cmd.append("--allow-root")
-    log_path = work / "jupyterlab.log"
+    with running_jupyterlab(cmd, work, env, work / "jupyterlab.log", port, token) as base:
+        yield base, token, work, work / "jupyterlab.log"
+
+
+@contextmanager
+def running_jupyterlab(cmd: list[str], cwd: Path, env: dict, log_path: Path,
+                       port: int, token: str):
+    """Run `cmd`, a JupyterLab serving on 127.0.0.1:`port` (or a command that
+    starts one, such as `make lab`), logging to `log_path`; yield its base
+    url once it answers. At the end it is shut down through its REST API,
+    and every process it started (kernels included) must be gone."""
     log = open(log_path, "w")
-    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     started: set[int] = {proc.pid}
@@ -227,7 +237,7 @@ def lab(tmp_path_factory):
             assert time.monotonic() < deadline, (
                 f"JupyterLab did not answer in {WAIT} s:\n{log_path.read_text()[-3000:]}")
             time.sleep(0.3)
-        yield base, token, work, log_path
+        yield base
         started |= descendants(proc.pid)  # the kernels it runs now
         req = urllib.request.Request(f"{base}/api/shutdown", method="POST", data=b"",
                                      headers={"Authorization": f"token {token}"})
@@ -245,18 +255,6 @@ def lab(tmp_path_factory):
         if proc.poll() is None:
             proc.wait(timeout=10)
         log.close()
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory) -> tuple[Path, dict, float]:
-    """The site of `make site`, built once into a temporary folder."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "site.py"), "--out", str(out)],
-                          capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    assert proc.returncode == 0, f"tools/site.py failed:\n{proc.stderr[-5000:]}"
-    return out, json.loads((out / "site.json").read_text()), seconds
 
 
 # ------------------------------------------------------------ page helpers
@@ -447,85 +445,6 @@ def test_reading_edition_figures_render_in_jupyterlab(browser, lab, tmp_path):
     driver.save_screenshot(str(tmp_path / "reading-edition-figure.png"))
 
 
-def test_the_site_reads_offline_with_no_broken_link(browser, site, tmp_path):
-    """Every page of `make site` opens, every internal link and image works."""
-    out, manifest, build_seconds = site
-    driver = browser
-    os.environ["PYTEST_BROWSER_SHOTS"] = str(tmp_path)
-    print(f"site built in {build_seconds:.1f} s, {manifest['bytes'] / 1e6:.1f} MB")
-    # every notebook of the reading edition is a page, in lecture order
-    expected = [f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
-    assert manifest["notebooks"] == expected
-    # a link may be left as text only when it names a notebook that the
-    # reading edition does not hold yet (tests/test_guide.py checks such a
-    # notebook is planned, tests/test_build.py that notebooks/ is not stale)
-    built = {p.stem for p in (ROOT / "notebooks").glob("*.ipynb")}
-    for item in manifest["unlinked"]:
-        name = Path(urlsplit(item["href"]).path)
-        assert name.parent.name == "notebooks" and name.suffix == ".ipynb" \
-            and name.stem not in built, (
-                f"{item['page']} links to {item['href']!r}, which is not in the site")
-
-    driver.get_log("browser")  # drop what earlier pages logged
-    driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["http://*", "https://*"]})
-    try:
-        ids: dict[str, set[str]] = {}
-        links: list[tuple[str, str, str]] = []
-        for page in manifest["pages"]:
-            driver.get((out / page).as_uri())
-            wait_for(driver, lambda d: d.execute_script(
-                "return document.readyState === 'complete';"), f"{page} to load")
-            found = driver.execute_script("""
-                return {
-                  ids: [...document.querySelectorAll('[id]')].map(n => n.id)
-                       .concat([...document.querySelectorAll('a[name]')].map(n => n.name)),
-                  links: [...document.querySelectorAll('a[href]')].map(a => a.href),
-                  images: [...document.images].map(i => [i.complete, i.naturalWidth,
-                                                       i.src.slice(0, 60)]),
-                  cells: document.querySelectorAll('.jp-Cell').length,
-                  text: document.body.innerText.length,
-                };""")
-            ids[page] = set(found["ids"])
-            links += [(page, href, "") for href in found["links"]]
-            broken = [src for done, width, src in found["images"] if not (done and width > 0)]
-            assert broken == [], f"{page}: images that did not load: {broken}"
-            assert found["text"] > 200, f"{page} shows almost no text"
-            if page.startswith("notebooks/"):
-                assert found["cells"] > 0, f"{page} shows no notebook cells"
-                # (the quiz's self-check edition asks questions; it draws nothing)
-                assert found["images"] or "quiz_selfcheck" in page, f"{page} shows no figure"
-            # script errors of the site's own pages; the blocked CDN requests
-            # are logged under the CDN's address and are expected offline
-            severe = [e["message"] for e in driver.get_log("browser")
-                      if e["level"] == "SEVERE" and e["message"].startswith("file:")]
-            assert severe == [], f"{page}: errors in the browser console: {severe}"
-            if page == "index.html":
-                driver.save_screenshot(str(tmp_path / "site-index.png"))
-            elif page == manifest["notebooks"][0]:
-                driver.save_screenshot(str(tmp_path / "site-notebook.png"))
-    finally:
-        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
-
-    site_root = out.resolve().as_uri() + "/"
-    bad = []
-    for page, href, _ in links:
-        if not href.startswith("file:"):
-            continue
-        assert href.startswith(site_root), f"{page} links out of the site: {href}"
-        parts = urlsplit(href)
-        target = unquote(parts.path)[len(unquote(urlsplit(site_root).path)):]
-        if target not in ids:
-            bad.append(f"{page} -> {target} (no such page)")
-        # as browsers do: the fragment as written, then percent-decoded
-        # (nbconvert writes ids such as "01-%C2%B7-Why-retrieval-helps")
-        elif parts.fragment and not {parts.fragment, unquote(parts.fragment)} & ids[target]:
-            bad.append(f"{page} -> {target}#{parts.fragment} (no such anchor)")
-    assert bad == [], "broken links in the site:\n" + "\n".join(sorted(set(bad)))
-    n_internal = sum(1 for _, href, _ in links if href.startswith("file:"))
-    assert n_internal > len(manifest["pages"]), "the site has hardly any internal links"
-
-
 def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
     """The reading edition's quiz, run in JupyterLab: pick an option, press
     Check, read right or wrong with its reason, and watch the count."""
@@ -582,3 +501,104 @@ def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
     answer(1, second)  # trying again replaces the earlier result
     wait_for(driver, page_says("2 of 10 right, 2 answered"), "the count after a second try")
     driver.save_screenshot(str(tmp_path / "quiz-selfcheck.png"))
+
+
+# ------------------------------------------------ the student's JupyterLab
+
+# what a student uses of nbgrader in JupyterLab: its Validate button
+STUDENT_NBGRADER = {"@jupyter/nbgrader:validate-assignment"}
+LOG_PROBLEM = re.compile(r"^\[[WEC] |\| (WARNING|ERROR|CRITICAL)\]|Traceback", re.M)
+
+
+@pytest.fixture(scope="module")
+def student_lab(tmp_path_factory):
+    """JupyterLab as the student bundle opens it: the bundle's files
+    (tools/student_bundle.py) written out as unzipped, a .venv whose
+    jupyter is this environment's, and the bundle's own `make lab`, which
+    copies release/ to my-work/ and points JUPYTER_CONFIG_DIR at the
+    bundle's jupyter-config/. Yields (base url, token, bundle, log path)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import student_bundle
+
+    folder = tmp_path_factory.mktemp("student") / "rag-course-student"
+    for name, data in student_bundle.collect(ROOT).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    bin_dir = folder / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "jupyter").write_text(
+        f'#!/bin/sh\nexec "{Path(sys.executable).parent / "jupyter"}" "$@"\n')
+    (bin_dir / "jupyter").chmod(0o755)
+    (folder / ".venv" / ".installed").touch()  # set up: make installs nothing
+    home = folder.parent / "home"  # an empty home, as a new student's
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON"))}
+    env.update(HOME=str(home), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+               JUPYTER_DATA_DIR=str(home / "data"), PYTHONUNBUFFERED="1")
+    port, token = free_port(), os.urandom(16).hex()
+    options = (f"--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
+               f"--ServerApp.port_retries=0 --IdentityProvider.token={token} "
+               "--LabApp.expose_app_in_browser=True")
+    cmd = ["make", "--no-print-directory", "lab", f"LAB_ARGS={options}"]
+    log_path = folder.parent / "jupyterlab.log"
+    with running_jupyterlab(cmd, folder, env, log_path, port, token) as base:
+        yield base, token, folder, log_path
+
+
+def test_the_student_jupyterlab_offers_validate_and_no_instructor_tool(
+        browser, student_lab, tmp_path):
+    """No Nbgrader menu of instructor tools (formgrader, create assignment,
+    course list, assignment list), no news pop-up; the Validate button is
+    there and works; the server log holds no warning, after Validate too."""
+    from selenium.webdriver.common.by import By
+
+    base, token, folder, log_path = student_lab
+    driver = browser
+    os.environ["PYTEST_BROWSER_SHOTS"] = str(tmp_path)
+    quiz = nbformat.read(folder / "my-work" / "quiz" / "quiz.ipynb", as_version=4)
+    open_notebook(driver, base, token, "quiz/quiz.ipynb", len(quiz.cells))
+    menus = [m.text for m in driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-itemLabel")]
+    app = driver.execute_script("""
+        const app = window.jupyterapp;
+        const config = JSON.parse(
+          document.getElementById('jupyter-config-data').textContent);
+        return {
+          plugins: app.listPlugins().filter(p => p.startsWith('@jupyter/nbgrader')),
+          active: app.listPlugins().filter(p => app.isPluginActivated(p)),
+          commands: app.commands.listCommands().filter(c => c.startsWith('nbgrader')),
+          news: app.hasPlugin('@jupyterlab/apputils-extension:announcements'),
+          disabled: config.disabledExtensions,
+          nbgraderMenu: [...document.querySelectorAll('#jp-mainmenu-nbgrader .lm-Menu-item')]
+            .map(n => n.textContent.trim()),
+        };""")
+    print(f"student JupyterLab: menus {menus}; nbgrader plugins {app['plugins']}; "
+          f"nbgrader commands {app['commands']}")
+    assert "Nbgrader" not in menus and app["nbgraderMenu"] == [], (
+        f"an Nbgrader menu of instructor tools: {menus}, {app['nbgraderMenu']}")
+    assert set(app["plugins"]) == STUDENT_NBGRADER, app["plugins"]
+    assert STUDENT_NBGRADER <= set(app["active"])
+    assert app["commands"] == [], f"nbgrader commands left: {app['commands']}"
+    assert not app["news"] and "@jupyterlab/apputils-extension:announcements" in app["disabled"]
+    assert not driver.find_elements(By.CSS_SELECTOR, ".jp-toast-message"), (
+        "a notification pop-up: " + " / ".join(
+            n.text for n in driver.find_elements(By.CSS_SELECTOR, ".jp-toast-message")))
+    # what a student uses: Validate, in the notebook's toolbar
+    button = wait_for(driver, lambda d: d.execute_script("""
+        const bar = document.querySelector(
+          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar');
+        const label = bar && [...bar.querySelectorAll('*')].find(
+          n => n.children.length === 0 && n.textContent.trim() === 'Validate');
+        return label ? (label.closest('jp-button, button') || label) : null;"""),
+        "the Validate button")
+    button.click()
+    dialog = wait_for(driver, lambda d: next((
+        n for n in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")
+        if "Validat" in n.text), None), "nbgrader's validation dialog")
+    driver.save_screenshot(str(tmp_path / "student-validate.png"))
+    text = dialog.text
+    # the blank quiz: every check fails, the first one on q1
+    assert "The following cell failed" in text and "letter(q1, 1)" in text, text[:1500]
+    assert "Cannot validate" not in text and "Version Mismatch" not in text, text[:1500]
+    log = log_path.read_text()
+    assert "Validating" in log, "the server never validated"
+    problems = [line for line in log.splitlines() if LOG_PROBLEM.search(line)]
+    assert problems == [], "the server log holds warnings:\n" + "\n".join(problems)

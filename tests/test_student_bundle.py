@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "student_bundle.py"
 TOP = "rag-course-student"
 MASTERS = sorted(ROOT.glob("source/*/*.ipynb"))
+MASTERS_LAB = sorted(ROOT.glob("source/lab/*.ipynb"))
 JUNK = {"__pycache__", ".ipynb_checkpoints"}
 
 SOLUTION = ("BEGIN SOLUTION", "END SOLUTION")
@@ -88,9 +89,15 @@ def test_autograder_holds_the_checker_and_no_grading_scripts(bundle):
 def test_set_up_and_package_files_are_there(bundle):
     folder = bundle[1]
     for name in ("Makefile", "README.md", "environment.yml",
-                 "pyproject.toml", "tools/requirements.py",
-                 "data/README.md", "ragkit/__init__.py"):
+                 "pyproject.toml", "tools/requirements.py", "tools/hand_in.py",
+                 "data/README.md", "ragkit/__init__.py",
+                 "release/guide/references.md",
+                 "jupyter-config/jupyter_server_config.py",
+                 "jupyter-config/labconfig/page_config.json"):
         assert (folder / name).is_file(), f"{name} is missing"
+    # the Validate button reads the course's own nbgrader settings
+    assert (folder / "jupyter-config/nbgrader_config.py").read_bytes() == (
+        ROOT / "autograder/nbgrader_config.py").read_bytes()
     assert not list(folder.rglob("__pycache__")), "caches were packed"
     packed = {p.name for p in (folder / "ragkit").glob("*.py")}
     wanted = {p.name for p in (ROOT / "ragkit").glob("*.py")}
@@ -99,14 +106,163 @@ def test_set_up_and_package_files_are_there(bundle):
         ROOT / "tools/student_bundle/Makefile.student").read_bytes()
 
 
+READING_EDITION = re.compile(r"notebooks/[\w.-]+\.ipynb")
+
+
 def test_release_notebooks_are_all_there_unchanged(bundle):
-    repo, packed = release_files(ROOT), release_files(bundle[1])
+    """Every released file, the same bytes; but a sentence that sends the
+    reader to the reading edition (not handed out) is cut from its cell,
+    and nothing else of that cell changes. The guide sits in release/guide/."""
+    repo = release_files(ROOT)
+    packed = {name: data for name, data in release_files(bundle[1]).items()
+              if not name.startswith("release/guide/")}
     assert any(name.endswith(".ipynb") for name in repo)
     assert sorted(packed) == sorted(repo), (
         f"missing {sorted(set(repo) - set(packed))}, "
         f"extra {sorted(set(packed) - set(repo))}")
-    changed = [name for name in repo if packed[name] != repo[name]]
-    assert not changed, f"packed copies differ from release/: {changed}"
+    cut = []
+    for name in repo:
+        if packed[name] == repo[name]:
+            continue
+        assert name.endswith(".ipynb"), f"{name} differs from release/"
+        before = nbformat.reads(repo[name].decode(), as_version=4).cells
+        after = nbformat.reads(packed[name].decode(), as_version=4).cells
+        assert len(before) == len(after), f"{name}: cells added or lost"
+        for old, new in zip(before, after):
+            if old == new:
+                continue
+            assert old.cell_type == "markdown" and READING_EDITION.search(old.source), (
+                f"{name}: a cell changed that names no reading-edition notebook")
+            assert {k: v for k, v in old.items() if k != "source"} == \
+                {k: v for k, v in new.items() if k != "source"}, f"{name}: metadata changed"
+            was = " ".join(old.source.split())
+            sentences = re.split(r"(?<=[.!?])\s+", new.source)
+            assert all(" ".join(s.split()) in was for s in sentences), (
+                f"{name}: the cell was rewritten, not only cut:\n{new.source}")
+            assert len(new.source) < len(old.source)
+            assert not READING_EDITION.search(new.source)
+            cut.append(name)
+    pointing = [name for name in repo if name.endswith(".ipynb") and any(
+        c.cell_type == "markdown" and READING_EDITION.search(c.source)
+        for c in nbformat.reads(repo[name].decode(), as_version=4).cells)]
+    assert sorted(set(cut)) == sorted(pointing)
+
+
+def test_the_environment_file_is_the_student_set(bundle):
+    """The bundle's environment.yml installs the student's set, no more, and
+    names no file the bundle lacks."""
+    from tools.requirements import entries, pip_requirements
+
+    text = (bundle[1] / "environment.yml").read_text()
+    course = (ROOT / "environment.yml").read_text()
+    for no_deps in (False, True):
+        assert pip_requirements(text, no_deps=no_deps) == \
+            pip_requirements(course, no_deps=no_deps, student=True)
+    assert all("student" in e.markers for e in entries(text))
+    assert len(entries(text)) < len(entries(course)), "the bundle installs the whole list"
+    named = set(re.findall(r"[\w.-]*[\w-]/[\w./-]*|[\w-]+\.(?:py|yml|toml|md|json)\b", text))
+    named -= {".venv/"}
+    assert named, "the head names no file: the check below would be idle"
+    absent = sorted(n for n in named if not (bundle[1] / n).exists())
+    assert absent == [], f"environment.yml names what the bundle lacks: {absent}"
+
+
+def test_the_student_jupyterlab_settings_name_real_extensions(bundle):
+    """The plugins jupyter-config/ turns off exist in this JupyterLab (a
+    typo would leave one on), and the nbgrader server extensions it turns
+    off or keeps are real modules; what they do is tested in the browser
+    (tests/test_browser.py)."""
+    import importlib.util
+    import json
+
+    config = bundle[1] / "jupyter-config"
+    page = json.loads((config / "labconfig/page_config.json").read_text())
+    disabled = page["disabledExtensions"]
+    share = Path(sys.executable).parents[1] / "share" / "jupyter"
+    code = "".join(p.read_text(errors="replace") for p in share.glob("lab*/**/*.js"))
+    assert {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+            "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:assignment-list",
+            "@jupyterlab/apputils-extension:announcements"} <= set(disabled)
+    unknown = [plugin for plugin in disabled if f'"{plugin}"' not in code]
+    assert unknown == [], f"no such JupyterLab plugin: {unknown}"
+    from traitlets.config.loader import PyFileConfigLoader
+
+    server = PyFileConfigLoader("jupyter_server_config.py", path=str(config)).load_config()
+    extensions = server.ServerApp.jpserver_extensions
+    assert extensions["nbgrader.server_extensions.validate_assignment"] is True
+    assert not extensions["nbgrader.server_extensions.formgrader"]
+    assert all(importlib.util.find_spec(name) for name in extensions), extensions
+
+
+# ------------------------------------------------------------------ links
+
+LINK_FORMS = [
+    re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)"),   # [text](target), ![alt](target)
+    re.compile(r"^\s*\[[^\]]+\]:\s*(\S+)", re.M),     # [label]: target
+    re.compile(r"""(?:href|src)\s*=\s*["']([^"']+)["']"""),
+]
+# a path in backticks naming a document to open (`notebooks/x.ipynb`)
+CODE_PATH = re.compile(r"`([\w./-]+/[\w.-]+\.(?:ipynb|md|html))`")
+
+
+def texts_of(path: Path) -> list[str]:
+    """What a reader reads in `path`: the markdown cells of a notebook, the
+    whole of a markdown or HTML file; nothing of other files."""
+    if path.suffix == ".ipynb":
+        return [c.source for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == "markdown"]
+    if path.suffix.lower() in (".md", ".html", ".htm"):
+        return [path.read_text(encoding="utf-8")]
+    return []
+
+
+def dead_links(folder: Path, path: Path, texts: list[str] | None = None) -> list[str]:
+    """'file -> target' for each relative link of `path` (in `folder`) that
+    points nowhere; a backticked document path may be written from the
+    file's folder or from the top folder, and one in my-work/ exists once
+    `make lab` has copied release/ there."""
+    rel = path.relative_to(folder).as_posix()
+    dead = []
+    for text in texts_of(path) if texts is None else texts:
+        targets = [(m.group(1), False) for form in LINK_FORMS for m in form.finditer(text)]
+        targets += [(m.group(1), True) for m in CODE_PATH.finditer(text)]
+        for target, from_top in targets:
+            where = target.split("#")[0].split("?")[0]
+            if not where or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", where):
+                continue  # an anchor on the page, a URL, mailto:
+            if from_top and where.startswith("my-work/"):
+                where = "release/" + where.removeprefix("my-work/")
+            if (path.parent / where).exists() or (from_top and (folder / where).exists()):
+                continue
+            dead.append(f"{rel} -> {target}")
+    return dead
+
+
+def test_every_relative_link_in_the_bundle_leads_somewhere(bundle):
+    folder = bundle[1]
+    files = bundle_files(folder)
+    scanned = [p for p in files if texts_of(p)]
+    assert len(scanned) >= 15, f"only {len(scanned)} files with text were scanned"
+    dead = [d for path in scanned for d in dead_links(folder, path)]
+    assert dead == [], "links that point nowhere:\n" + "\n".join(dead)
+    # the lab notebooks' links to the guide are among those that work
+    assert any("../guide/references.md" in text for text in
+               texts_of(folder / "release/lab" / MASTERS_LAB[0].name)), "no guide link to check"
+
+
+def test_the_link_check_finds_what_was_broken(bundle):
+    """What the bundle once held fails: the quiz named
+    `notebooks/quiz_selfcheck.ipynb` and the guide, packed as the repository
+    holds it, links to ../notebooks/; neither is in the bundle."""
+    folder = bundle[1]
+    quiz = folder / "release/quiz/quiz.ipynb"
+    said = ["To practise, open the self-check edition in the reading edition,\n"
+            "`notebooks/quiz_selfcheck.ipynb`, or see [the guide](../guide/README.md)."]
+    assert dead_links(folder, quiz, said) == [
+        "release/quiz/quiz.ipynb -> notebooks/quiz_selfcheck.ipynb"]
+    guide = folder / "release/guide/README.md"
+    repo_guide = [(ROOT / "guide/README.md").read_text(encoding="utf-8")]
+    assert any("-> ../notebooks/" in d for d in dead_links(folder, guide, repo_guide))
 
 
 # ------------------------------------------------------------------ leaks
@@ -238,13 +394,16 @@ def test_two_builds_give_the_same_bytes(bundle, tmp_path):
 def fake_repo(root: Path, notebook_source: str | None) -> Path:
     """The smallest tree the script accepts, with one release notebook of
     one code cell (or no release/ when notebook_source is None)."""
-    for rel in ("ragkit/__init__.py", "data/README.md", "environment.yml",
+    for rel in ("ragkit/__init__.py", "data/README.md",
                 "pyproject.toml", "tools/requirements.py",
                 "autograder/nbgrader_config.py", "autograder/validate.py",
                 "tools/student_bundle/Makefile.student",
-                "tools/student_bundle/README.student.md"):
+                "tools/student_bundle/README.student.md",
+                "tools/student_bundle/hand_in.py"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("# placeholder\n")
+    (root / "environment.yml").write_text(
+        "dependencies:\n  - pip:\n      - numpy==2.4.6  # student\n")
     if notebook_source is not None:
         nb = nbformat.v4.new_notebook()
         nb.cells.append(nbformat.v4.new_code_cell(notebook_source))
@@ -323,10 +482,21 @@ def make(folder: Path, *args: str) -> subprocess.CompletedProcess:
 @needs_make
 def test_student_makefile_parses(bundle):
     folder = bundle[1]
-    first = sorted(p.name for p in (folder / "release").iterdir())[0]
+    first = sorted(p.parent.name for p in (folder / "release").glob("*/*.ipynb"))[0]
     lab = make(folder, "-n", "lab")
     assert lab.returncode == 0, lab.stderr
-    assert "jupyter lab" in lab.stdout and "tools/requirements.py" in lab.stdout
+    assert "jupyter lab" in lab.stdout
+    # the student's set only, and word of the wait before the silent step
+    steps = lab.stdout.splitlines()
+    pip = next(i for i, line in enumerate(steps) if "pip install" in line)
+    assert any("tools/requirements.py --student" in line for line in steps[:pip]), lab.stdout
+    assert any("installing, a few minutes" in line for line in steps[:pip]), lab.stdout
+    assert all(" -q " in line for line in steps if "pip install" in line)
+    one = make(folder, "-n", "check", "NB=07")
+    assert one.returncode == 0 and "validate.py" in one.stdout and "--nb '07'" in one.stdout
+    hand_in = make(folder, "-n", "hand-in")
+    assert hand_in.returncode == 0 and "tools/hand_in.py" in hand_in.stdout
+    assert "--no-check" not in hand_in.stdout, "make hand-in must check first"
     check = make(folder, "-n", "check")
     assert check.returncode == 0, check.stderr
     assert f"my-work/{first}" in check.stdout, check.stdout
@@ -361,3 +531,96 @@ def test_make_lab_copies_without_overwriting(bundle, tmp_path):
     for nb in notebooks[1:]:
         copy = folder / "my-work" / nb.relative_to(folder / "release")
         assert copy.read_bytes() == nb.read_bytes(), f"{copy} not copied"
+    # the guide comes too, so the notebooks' links to ../guide/ open in JupyterLab
+    assert (folder / "my-work/guide/references.md").read_bytes() == \
+        (folder / "release/guide/references.md").read_bytes()
+
+
+def fake_venv(folder: Path) -> None:
+    """A .venv whose python and jupyter are this interpreter's, marked set
+    up, so that the student Makefile runs its targets without installing."""
+    bin_dir = folder / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, real in (("python", sys.executable),
+                       ("jupyter", Path(sys.executable).parent / "jupyter")):
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+        (bin_dir / name).chmod(0o755)
+    (folder / ".venv" / ".installed").touch()
+
+
+def my_work(folder: Path, extras: bool = True) -> None:
+    """my-work/ as a student leaves it: the release copied, and (with
+    `extras`) a corpus beside the project, scratch files, checkpoints."""
+    shutil.copytree(folder / "release", folder / "my-work",
+                    ignore=shutil.ignore_patterns("guide"))
+    if not extras:
+        return
+    work = folder / "my-work"
+    for rel, text in {"project/corpus/documents.json": "[]",
+                      "project/corpus/more/notes.json": "{}",
+                      "project/corpus/.hidden.json": "{}",
+                      "project/corpus/.ipynb_checkpoints/documents-checkpoint.json": "[]",
+                      "project/scratch.py": "x = 1",
+                      "lab/Untitled.ipynb": "{}",
+                      "lab/.ipynb_checkpoints/01_why_retrieval-checkpoint.ipynb": "{}",
+                      "lab/notes.txt": "todo",
+                      "quiz/.secret": "x"}.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    (work / "project/corpus/link.json").symlink_to(ROOT / "environment.yml")
+
+
+def test_hand_in_zips_exactly_the_work(bundle, tmp_path):
+    """lab/NN_*.ipynb, quiz/quiz.ipynb, project/project.ipynb and
+    project/corpus/..., nothing hidden, scratch, cached or linked; listed."""
+    folder = tmp_path / "copy"
+    shutil.copytree(bundle[1], folder)
+    my_work(folder)
+    out = folder / "hand-in.zip"
+    proc = subprocess.run([sys.executable, "tools/hand_in.py", "--no-check",
+                           "--work", "my-work", "--out", str(out)],
+                          capture_output=True, text=True, cwd=folder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+        assert archive.read("quiz/quiz.ipynb") == \
+            (folder / "my-work/quiz/quiz.ipynb").read_bytes()
+    lab = sorted(p.name for p in (folder / "release/lab").glob("*.ipynb"))
+    assert names == sorted([f"lab/{n}" for n in lab] + [
+        "project/corpus/documents.json", "project/corpus/more/notes.json",
+        "project/project.ipynb", "quiz/quiz.ipynb"]), names
+    assert {n.split("/")[0] for n in names} == {"lab", "quiz", "project"}
+    for name in names:
+        assert f"  {name}  (" in proc.stdout, f"{name} is not listed:\n{proc.stdout}"
+    assert "lab/Untitled.ipynb" in proc.stdout and "project/scratch.py" in proc.stdout
+
+
+def test_hand_in_refuses_a_broken_notebook(bundle, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(bundle[1], folder)
+    my_work(folder, extras=False)
+    broken = folder / "my-work/lab" / MASTERS_LAB[0].name
+    broken.write_text('{"cells": [')
+    out = folder / "hand-in.zip"
+    proc = subprocess.run([sys.executable, "tools/hand_in.py", "--no-check",
+                           "--out", str(out)], capture_output=True, text=True, cwd=folder)
+    assert proc.returncode == 1 and not out.exists(), proc.stdout + proc.stderr
+    assert f"{MASTERS_LAB[0].name}: " in proc.stderr and "not readable" in proc.stderr
+
+
+@needs_make
+def test_make_hand_in_checks_then_zips(bundle, tmp_path):
+    """The real target: the quiz alone in my-work/, checked (it fails: blank)
+    and still zipped, the check's table before the listing."""
+    folder = tmp_path / "copy"
+    shutil.copytree(bundle[1], folder)
+    fake_venv(folder)
+    (folder / "my-work/quiz").mkdir(parents=True)
+    shutil.copy(folder / "release/quiz/quiz.ipynb", folder / "my-work/quiz")
+    proc = make(folder, "hand-in")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert out.index("FAIL my-work/quiz/quiz.ipynb") < out.index("Wrote hand-in.zip: 1 files")
+    assert "Some visible tests fail" in out
+    with zipfile.ZipFile(folder / "hand-in.zip") as archive:
+        assert archive.namelist() == ["quiz/quiz.ipynb"]

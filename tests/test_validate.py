@@ -6,6 +6,7 @@ turns it into an exit code; the wrapper itself, and what `make check` shows a
 student (a table of points per part), are tested here too.
 """
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ RELEASE = ROOT / "release" / "lab"
 VALIDATE = ROOT / "autograder" / "validate.py"
 sys.path.insert(0, str(ROOT / "autograder"))
 import make_sample_class as msc  # noqa: E402
+import validate  # noqa: E402
 from rag_feedback import is_hidden, parts_of  # noqa: E402
 
 
@@ -51,11 +53,14 @@ def test_release_blanks_fail_every_test(master):
 
 
 def test_a_failing_notebook_gives_a_failing_exit_code():
-    """Where nbgrader would exit 0, the wrapper exits 1 and says which notebook."""
+    """Where nbgrader would exit 0, the wrapper exits 1 and says which
+    notebook; `--nb 01` picks it out of release/ by number (make check NB=01)."""
     blank = ROOT / "release" / "lab" / MASTERS[0].name
-    proc = run(str(blank))
+    proc = run(str(ROOT / "release"), "--nb", MASTERS[0].name[:2])
     assert proc.returncode == 1
     assert f"FAIL {blank}" in proc.stdout
+    assert len(re.findall(r"^(FAIL|ok  ) ", proc.stdout, re.M)) == 1, (
+        f"--nb checked more than one notebook:\n{proc.stdout}")
     assert "VALIDATION FAILED" in proc.stdout
     assert proc.stdout.strip().endswith("0 passed, 1 failed")
 
@@ -81,7 +86,8 @@ def rows_of(stdout: str, stem: str) -> dict[str, list[str]]:
     """Part name -> the table row's columns after the part, for one notebook."""
     rows = {}
     for line in stdout.splitlines():
-        m = re.match(rf"\s+{re.escape(stem)}\s+(Part \w+|before Part \w+)\s+(.*)", line)
+        m = re.match(rf"\s+{re.escape(stem)}\s+(Part \w+|before Part \w+|Question \d+)"
+                     r"\s+(.*)", line)
         if m:
             rows[m.group(1)] = m.group(2).split(None, 3)
     return rows
@@ -140,3 +146,151 @@ def test_check_explains_itself_and_scores_each_part(tmp_path):
         assert "hidden tests, added at grading:" in out
     details = run(str(copy), "--details").stdout
     assert "The following cell failed" in details
+
+
+# ------------------------------------------- one notebook, by number or name
+
+@pytest.mark.parametrize("nb, want", [
+    ("07", "lab/07_measuring"), ("7", "lab/07_measuring"),
+    ("07_measuring", "lab/07_measuring"), ("07_measuring.ipynb", "lab/07_measuring"),
+    ("measuring", "lab/07_measuring"), ("my-work/lab/07_measuring.ipynb", "lab/07_measuring"),
+    ("quiz", "quiz/quiz"), ("09", "lab/09_project"),
+    # a whole name wins over a name after a number: the project, not 09
+    ("project", "project/project"),
+])
+def test_nb_names_one_notebook(nb, want):
+    found = [Path(f"my-work/{name}.ipynb") for name in
+             ("lab/07_measuring", "lab/09_project", "lab/10_more", "quiz/quiz",
+              "project/project")]
+    assert validate.pick(found, nb) == [Path(f"my-work/{want}.ipynb")]
+
+
+def test_nb_that_names_nothing_lists_the_notebooks(tmp_path):
+    """A typo is an error naming what there is, before anything runs."""
+    for name in ("lab/07_measuring", "quiz/quiz"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    proc = run(str(tmp_path), "--nb", "7_measuring")
+    assert proc.returncode == 2, proc.stdout
+    assert "no notebook '7_measuring' here; there are: 07_measuring, quiz" in proc.stderr
+    assert validate.pick([tmp_path / "lab/07_measuring.ipynb"], "0") == []
+
+
+def test_nb_looks_into_assignments_but_not_checkpoints(tmp_path):
+    """my-work/ (the repository's make check) holds assignment folders; a
+    JupyterLab checkpoint copy of the notebook is never the one checked."""
+    for name in ("lab/07_measuring", "lab/.ipynb_checkpoints/07_measuring-checkpoint",
+                 "quiz/quiz"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    want = [tmp_path / "lab/07_measuring.ipynb"]
+    assert validate.find_notebooks([tmp_path], "07") == (want, [])
+    assert validate.find_notebooks([tmp_path / "lab", tmp_path / "quiz"], "7") == (want, [])
+    # without --nb a folder is checked whole, its own notebooks only
+    assert validate.find_notebooks([tmp_path / "lab"]) == (want, [])
+
+
+# --------------------------------------------------- what make check prints
+
+@pytest.fixture(scope="module")
+def blank_quiz_and_project(tmp_path_factory):
+    """`make check` on the blank quiz and on the project before its corpus
+    exists: (the finished process, the two copies)."""
+    work = tmp_path_factory.mktemp("work")
+    copies = []
+    for name in ("quiz", "project"):
+        (work / name).mkdir()
+        shutil.copy(ROOT / "release" / name / f"{name}.ipynb", work / name)
+        copies.append(work / name / f"{name}.ipynb")
+    return run(str(work / "quiz"), str(work / "project")), copies
+
+
+def test_the_banner_comes_once_and_counts_parts(blank_quiz_and_project):
+    proc, copies = blank_quiz_and_project
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    parts = [len(parts_of(nbformat.read(c, as_version=4))) for c in copies]
+    assert proc.stdout.count("VALIDATION FAILED") == 1, proc.stdout
+    assert f"VALIDATION FAILED on {sum(parts)} parts in 2 notebooks" in proc.stdout
+    for copy, n in zip(copies, parts):
+        assert f"FAIL {copy}\n{n} of {n} parts fail a visible test" in proc.stdout
+    assert "CELL(S)" not in proc.stdout, "nbgrader's count of cells is shown"
+
+
+def test_an_untouched_part_shows_its_hidden_points_as_unknown(blank_quiz_and_project):
+    """Nothing answered: the hidden smoke call fails, but the points are
+    decided at grading, so `?` and not 0."""
+    proc, copies = blank_quiz_and_project
+    rows = rows_of(proc.stdout, "quiz")
+    assert len(rows) == 10, proc.stdout
+    for part, (result, visible, hidden, first) in rows.items():
+        assert (result, hidden) == ("FAIL", "?/1"), f"{part}: {proc.stdout}"
+        assert first == "not answered yet (NotImplementedError)", proc.stdout
+
+
+def test_a_missing_corpus_is_reported_once_as_the_cause(blank_quiz_and_project):
+    """The setup cell's own message, not the NameErrors that follow it."""
+    proc, copies = blank_quiz_and_project
+    out = proc.stdout
+    corpus = copies[1].parent / "corpus"
+    assert ("the setup cell failed, and the checks that need what it defines "
+            f"fail with it:\n    FileNotFoundError: {corpus}: folder not found; "
+            "put documents.json") in out, out
+    assert "NameError" not in out, out
+    rows = rows_of(out, "project")
+    assert len(rows) == 4, out
+    blamed = [part for part, (*_, first) in rows.items()
+              if first.endswith(validate.SETUP_FAILED)]
+    assert len(blamed) >= 2, f"no part blames the setup: {rows}"
+    assert all(hidden.startswith("?/") for _, _, hidden, _ in rows.values()), rows
+
+
+def as_if_run(nb: nbformat.NotebookNode, errors: dict[str, str]) -> nbformat.NotebookNode:
+    """`nb` as if run, without a kernel: every code cell executed, the cells
+    whose grade_id is a key of `errors` raising that error."""
+    for count, cell in enumerate(nb.cells, 1):
+        if cell.cell_type == "code":
+            cell.execution_count = count
+            cell.outputs = []
+            error = errors.get(cell.metadata.get("nbgrader", {}).get("grade_id"))
+            if error:
+                cell.outputs = [nbformat.v4.new_output(
+                    "error", ename=error, evalue="", traceback=[])]
+    return nb
+
+
+def test_when_only_written_answers_are_empty_it_says_so(capsys):
+    """Every test passes and the memo cells still hold nbgrader's stub."""
+    ran = as_if_run(nbformat.read(ROOT / "release" / "project" / "project.ipynb",
+                                  as_version=4), {})
+    written = [p.name for p in parts_of(ran)
+               if any(ran.cells[i].cell_type == "markdown" for i in p.tests)]
+    assert len(written) >= 2, "the project has too few written answers to test with"
+    rows = validate.report_notebook(Path("my-work/project/project.ipynb"), True,
+                                    validate.PASSED, ran, False, False)
+    out = capsys.readouterr().out
+    assert f"Only the written answers are still empty: {', '.join(written)} (" in out, out
+    assert all(row["ok"] for row in rows)
+    # a memo written is no longer named
+    memo = next(i for i, c in enumerate(ran.cells) if c.cell_type == "markdown"
+                and c.metadata.get("nbgrader", {}).get("solution"))
+    ran.cells[memo].source = "My chunker keeps paragraphs whole."
+    still = [r["part"] for r in validate.part_rows(ran) if r["written"]["empty"]]
+    assert still == [p.name for p in parts_of(ran)
+                     if memo not in p.tests and p.name in written], still
+
+
+def test_an_answered_part_keeps_a_failing_hidden_call_at_zero():
+    """Once the stub is replaced, a hidden cell whose smoke call fails will
+    fail at grading too: 0, not `?`."""
+    master = MASTERS[0]
+    nb = nbformat.read(RELEASE / master.name, as_version=4)
+    msc.fill(nb, msc.master_answers(master))
+    part = next(p for p in parts_of(nb) if any(is_hidden(nb.cells[i]) for i in p.tests))
+    hidden = next(nb.cells[i].metadata["nbgrader"]["grade_id"] for i in part.tests
+                  if is_hidden(nb.cells[i]))
+    row = next(r for r in validate.part_rows(as_if_run(nb, {hidden: "TypeError"}))
+               if r["part"] == part.name)
+    assert not row["ok"] and row["first"] == "TypeError", row
+    assert row["hidden"]["ran"] and row["hidden"]["earned"] == 0, row
+    assert validate.table(Path(master.name), [row]).splitlines()[1].split()[5] \
+        == f"0/{row['hidden']['possible']:g}"
