@@ -71,7 +71,7 @@ help:
 ## project, print one table (autograded, manual, total, band)
 course: $(SANDBOX)
 	$(BIN)/python tools/build.py
-	$(BIN)/python autograder/course.py grade --submissions autograder/sample_class --out autograder/work/sample_class
+	$(BIN)/python autograder/course.py grade --submissions autograder/testbed/sample_class --out autograder/work/sample_class
 
 ## [maintainers] every test, as CI runs it (.ci/run)
 ## package, notebooks (nbval), nbgrader validate, staleness, grading,
@@ -152,7 +152,7 @@ student-bundle: $(STAMP)
 
 ## [maintainers] rebuild the sample class from release/ and the masters
 sample-class: $(STAMP)
-	$(BIN)/python autograder/make_sample_class.py
+	$(BIN)/python autograder/testbed/make_sample_class.py
 
 ## [maintainers] ragkit's speed against rank_bm25, bm25s and faiss
 ## as ratios measured in one run (a few minutes; QUICK=1 for a small run);
@@ -167,14 +167,14 @@ bench: $(STAMP)
 bench-grading: $(SANDBOX)
 	$(BIN)/python tools/bench_grading.py $(if $(QUICK),--quick)
 
-## [maintainers] grade every plausible mistake of autograder/mistakes/
-## for real: a table of points kept, then the rules checked (make test
+## [maintainers] grade every plausible mistake of the testbed for real
+## (autograder/testbed/mistakes/): a table of points kept, then the rules checked (make test
 ## grades a sample of them)
 mutants: $(STAMP)
-	$(BIN)/python autograder/mutants.py
+	$(BIN)/python autograder/testbed/mutants.py
 	RAGKIT_ALL_MUTANTS=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_mutants.py
 
 ## [maintainers] grade every case of the hostile class in one batch
-## (autograder/hostile/); make test grades a sample of them
+## (autograder/testbed/hostile/); make test grades a sample of them
 hostile: $(SANDBOX)
 	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py

@@ -445,9 +445,10 @@ def test_reading_edition_figures_render_in_jupyterlab(browser, lab, tmp_path):
     driver.save_screenshot(str(tmp_path / "reading-edition-figure.png"))
 
 
-def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
-    """The reading edition's quiz, run in JupyterLab: pick an option, press
-    Check, read right or wrong with its reason, and watch the count."""
+def test_the_practice_quiz_works_in_jupyterlab(browser, lab, tmp_path):
+    """The reading edition's practice quiz, run in JupyterLab: pick an
+    option, press Check, read right or wrong with its reason, and watch the
+    count."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -455,12 +456,13 @@ def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
     base, token, work, _ = lab
     driver = browser
     os.environ["PYTEST_BROWSER_SHOTS"] = str(tmp_path)
-    name = "quiz_selfcheck.ipynb"
+    from ragkit.quiz_practice import QUESTIONS
+
+    name = "quiz_practice.ipynb"
     nb = nbformat.read(work / "notebooks" / name, as_version=4)
-    keys = [re.search(r'^right = "([A-D])"', c.source, re.M) for c in nb.cells
-            if c.cell_type == "code" and "quiz.ask(" in c.source]
-    assert len(keys) == 10 and keys[0] and keys[1], "questions 1 and 2 state their key"
-    first, second = keys[0].group(1), keys[1].group(1)
+    asked = [c for c in nb.cells if c.cell_type == "code" and "quiz.ask_item(" in c.source]
+    assert len(asked) == len(QUESTIONS) == 10, "one cell per practice question"
+    first, second = QUESTIONS[0].right, QUESTIONS[1].right
     wrong = next(x for x in "ABCD" if x != second)
     open_notebook(driver, base, token, f"notebooks/{name}", len(nb.cells))
     ActionChains(driver).send_keys(Keys.ESCAPE).perform()
@@ -500,7 +502,7 @@ def test_the_self_check_quiz_works_in_jupyterlab(browser, lab, tmp_path):
     wait_for(driver, page_says("Not quite:"), "the reason shown for a wrong answer")
     answer(1, second)  # trying again replaces the earlier result
     wait_for(driver, page_says("2 of 10 right, 2 answered"), "the count after a second try")
-    driver.save_screenshot(str(tmp_path / "quiz-selfcheck.png"))
+    driver.save_screenshot(str(tmp_path / "quiz-practice.png"))
 
 
 # ------------------------------------------------ the student's JupyterLab

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "autograder" / "sample_class"
+SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 COURSE = ROOT / "autograder" / "course.py"
 sys.path.insert(0, str(ROOT / "autograder"))
 from grading_outcome import Outcome  # noqa: E402

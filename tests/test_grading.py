@@ -1,7 +1,7 @@
 """The grader, run for real (nbgrader + bubblewrap) on the sample class.
 
 The expected scores come from the masters' nbgrader metadata and from what each
-sample student did (autograder/make_sample_class.py), never from a grading run.
+sample student did (autograder/testbed/make_sample_class.py), never from a grading run.
 """
 import hashlib
 import os
@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "autograder" / "sample_class"
+SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 GRADE = ROOT / "autograder" / "grade.py"
 sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
 
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
@@ -74,7 +75,7 @@ def graded(graded_course):
 
 
 def test_sample_class_is_current(tmp_path):
-    """autograder/sample_class is what make_sample_class.py writes from today's release."""
+    """autograder/testbed/sample_class is what make_sample_class.py writes from today's release."""
     msc.build(tmp_path)
     assert tree_digest(tmp_path) == tree_digest(SAMPLE), "run `make sample-class`"
 

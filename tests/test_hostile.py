@@ -1,6 +1,6 @@
 """The grader under attack: the hostile class graded for real, in one batch.
 
-autograder/hostile/make_hostile.py wrote the submissions and, for each, the
+autograder/testbed/hostile/make_hostile.py wrote the submissions and, for each, the
 score and the problems.csv lines a correct grader gives (expected.csv). Here
 the whole class, plus the cases written now (a 200 MB notebook, 20,000
 files, symbolic links out of the submission, a named pipe), is graded at
@@ -27,7 +27,7 @@ import pytest
 
 from tests.test_grading import GRADE, ROOT, tree_digest
 
-HOSTILE = ROOT / "autograder" / "hostile"
+HOSTILE = ROOT / "autograder" / "testbed" / "hostile"
 sys.path.insert(0, str(HOSTILE))
 import make_hostile as mh  # noqa: E402
 
@@ -132,11 +132,11 @@ def batch(tmp_path_factory):
 
 
 def test_hostile_class_is_current(tmp_path):
-    """autograder/hostile/ is what make_hostile.py writes today."""
+    """autograder/testbed/hostile/ is what make_hostile.py writes today."""
     mh.build(tmp_path)
     for part in ("source", "submissions"):
         assert tree_digest(tmp_path / part) == tree_digest(HOSTILE / part), \
-            "run python autograder/hostile/make_hostile.py"
+            "run python autograder/testbed/hostile/make_hostile.py"
     assert (tmp_path / "expected.csv").read_text() == (HOSTILE / "expected.csv").read_text()
 
 

@@ -20,7 +20,7 @@ from nbformat.v4 import new_notebook
 
 from tests.test_grading import ROOT, SAMPLE, run_grader
 
-sys.path.insert(0, str(ROOT / "autograder" / "hostile"))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed" / "hostile"))
 from make_hostile import code, text  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,

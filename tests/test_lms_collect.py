@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
 import lms_collect  # noqa: E402
 
-SAMPLE = ROOT / "autograder" / "sample_class"
+SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 RELEASED = lms_collect.released_notebooks(ROOT / "release")
 
 

@@ -1,7 +1,7 @@
 """Plausible student mistakes lose points, and only in their own task.
 
-Every mutant in autograder/mistakes/ is one slip in one solution cell of a
-master (autograder/mutants.py). Its notebook is run in a real kernel with all
+Every mutant in autograder/testbed/mistakes/ is one slip in one solution cell of a
+master (autograder/testbed/mutants.py). Its notebook is run in a real kernel with all
 its tests, hidden ones included, and scored as nbgrader scores it.
 """
 import os
@@ -14,27 +14,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import mutants  # noqa: E402
 
 MUTANTS = mutants.load_mutants()
 
 
 def sample(every: list) -> list:
-    """The mutants `make test` grades: the first mistake of the first and of
-    the last task of each notebook (the last task is graded with reference
-    pieces swapped in, so it checks that one mistake costs once), and each
-    mistake that also patches the package (the attack the private reference
-    copy stops). `make mutants` (RAGKIT_ALL_MUTANTS=1) grades all of them;
-    they take about 7 s each, too long for every run of the suite."""
+    """The mutants `make test` grades: the first mistake of one task per
+    notebook, taking turns down the notebooks in order between the first task
+    (a slip there must not cost the later tasks, which are graded with
+    reference pieces swapped in) and the last (its tests must catch it on
+    their own), and each mistake that also patches the package (the attack
+    the private reference copy stops). `make mutants` (RAGKIT_ALL_MUTANTS=1)
+    grades all of them; they take about 7 s each, too long for every run of
+    the suite."""
     if os.environ.get("RAGKIT_ALL_MUTANTS") == "1":
         return every
     tasks: dict[str, list[str]] = {}
     for m in every:
         if m.cell not in tasks.setdefault(m.notebook, []):
             tasks[m.notebook].append(m.cell)
-    ends = {(nb, cells[0]) for nb, cells in tasks.items()}
-    # (the quiz's questions are independent: its first mistake is enough)
-    ends |= {(nb, cells[-1]) for nb, cells in tasks.items() if nb != "quiz"}
+    ends = {(nb, cells[0] if i % 2 == 0 or nb == "quiz" else cells[-1])
+            for i, (nb, cells) in enumerate(sorted(tasks.items()))}
     seen, chosen = set(), []
     for m in every:
         key = (m.notebook, m.cell)
@@ -74,7 +76,7 @@ def scores():
 def test_there_are_three_mutants_for_every_task():
     """source/README.md asks for three plausible mistakes per task."""
     notebooks = sorted({m.notebook for m in MUTANTS})
-    assert notebooks, "no mutants found in autograder/mistakes/"
+    assert notebooks, "no mutants found in autograder/testbed/mistakes/"
     for notebook in notebooks:
         for task in task_cells(notebook):
             n = sum(m.notebook == notebook and m.cell == task for m in MUTANTS)

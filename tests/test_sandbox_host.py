@@ -24,7 +24,7 @@ from nbformat.v4 import new_notebook
 from tests.test_grading import ROOT, run_grader
 
 sys.path.insert(0, str(ROOT / "autograder"))
-sys.path.insert(0, str(ROOT / "autograder" / "hostile"))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed" / "hostile"))
 import kernel_sandbox  # noqa: E402
 from make_hostile import code, text  # noqa: E402
 

@@ -214,7 +214,7 @@ def test_figures_are_files_with_their_title_and_caption_as_alt_text(sites):
         assert len(alts) == manifest["figures"] > 0
         for src, alt in alts:
             alt = html.unescape(alt)
-            assert re.match(r"Figure \w+: ", alt) and len(alt.split(". ", 1)) == 2, \
+            assert re.match(r"Figure \w+(\.\w+)*: ", alt) and len(alt.split(". ", 1)) == 2, \
                 f"{edition} {src}: alt text {alt[:80]!r} is not its title and caption"
             assert "No description has been provided" not in alt
     expected = sum(1 for path in LECTURES for cell in nbformat.read(path, as_version=4).cells

@@ -67,10 +67,10 @@ def bundle_files(folder: Path) -> list[Path]:
 # ---------------------------------------------------------------- contents
 
 @pytest.mark.parametrize("path", ["source", "notebooks", ".git",
-                                  "autograder/sample_class",
-                                  "autograder/mistakes",
-                                  "autograder/alternatives",
-                                  "autograder/hostile", "autograder/work"])
+                                  "autograder/testbed/sample_class",
+                                  "autograder/testbed/mistakes",
+                                  "autograder/testbed/alternatives",
+                                  "autograder/testbed/hostile", "autograder/work"])
 def test_instructor_material_stays_out(bundle, path):
     assert not (bundle[1] / path).exists(), f"the bundle holds {path}"
 

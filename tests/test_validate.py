@@ -19,6 +19,7 @@ MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 RELEASE = ROOT / "release" / "lab"
 VALIDATE = ROOT / "autograder" / "validate.py"
 sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
 import validate  # noqa: E402
 from rag_feedback import is_hidden, parts_of  # noqa: E402

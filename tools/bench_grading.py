@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
 from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
 
-SAMPLE = ROOT / "autograder" / "sample_class"
+SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 
 
 def make_class(where: Path, n: int) -> Path:

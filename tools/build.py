@@ -14,7 +14,7 @@ machine with any Python 3.11.x, gives the same bytes (no execution timestamps,
 no interpreter version, cell ids and notebook metadata kept from the masters),
 so the tests can rebuild into a temporary folder and compare.
 
-usage: python tools/build.py [--out DIR] [--only release|notebooks]
+usage: python tools/build.py [--out DIR] [--only release|notebooks] [--notebook NAME]
 """
 from __future__ import annotations
 
@@ -125,12 +125,21 @@ def merge_streams(outputs: list) -> list:
     return merged
 
 
-def build_notebooks(out: Path) -> None:
+def build_notebooks(out: Path, only: list[str] | None = None) -> None:
     """Write out/notebooks/NN_*.ipynb (each lab master executed) and the
-    practice quiz; remove any other notebook there."""
+    practice quiz; remove any other notebook there. With `only` (master
+    names without .ipynb), execute just those and touch nothing else."""
     target = out / "notebooks"
     target.mkdir(parents=True, exist_ok=True)
     masters = sorted((SOURCE / "lab").glob("*.ipynb"))
+    if only:
+        unknown = sorted(set(only) - {m.stem for m in masters})
+        if unknown:
+            raise ValueError(f"notebook must name a master in source/lab (got {unknown})")
+        for master in masters:
+            if master.stem in only:
+                nbformat.write(execute(master, cwd=target), target / master.name)
+        return
     wanted = {m.name for m in masters} | {PRACTICE}
     for old in target.glob("*.ipynb"):
         if old.name not in wanted:
@@ -155,12 +164,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder to write release/ and notebooks/ into (default: the repo)")
     parser.add_argument("--only", choices=["release", "notebooks"],
                         help="build just one of the two folders")
+    parser.add_argument("--notebook", action="append", metavar="NAME",
+                        help="with --only notebooks: execute just this master of "
+                             "source/lab (name without .ipynb; repeat for more)")
     args = parser.parse_args(argv)
+    if args.notebook and args.only != "notebooks":
+        parser.error("--notebook needs --only notebooks")
     out = args.out.resolve()
     if args.only in (None, "release"):
         build_release(out)
     if args.only in (None, "notebooks"):
-        build_notebooks(out)
+        try:
+            build_notebooks(out, args.notebook)
+        except ValueError as err:
+            parser.error(str(err))
     return 0
 
 

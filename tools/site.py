@@ -367,6 +367,10 @@ def check_summary(cell) -> str:
 
 # --------------------------------------------------------------- figures
 
+# a figure's label: "Figure 7.1" (notebook 7, its first figure)
+FIGURE_LABEL = r"Figure \w+(?:\.\w+)*"
+
+
 def figure_title(source: str) -> str:
     """The "Figure N: ..." string a cell draws as its title, if any."""
     try:
@@ -376,7 +380,7 @@ def figure_title(source: str) -> str:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = " ".join(node.value.split())
-            if re.match(r"Figure \w+", text):
+            if re.match(FIGURE_LABEL, text):
                 return text
     return ""
 
@@ -394,9 +398,9 @@ def figure_caption(nb, index: int, title: str) -> str:
                    if c.cell_type == "markdown" and paragraphs(c)), [])
     following = next((c for c in nb.cells[index + 1:] if c.cell_type == "markdown"), None)
     after = paragraphs(following) if following is not None else []
-    label = re.match(r"Figure \w+", title)
+    label = re.match(FIGURE_LABEL, title)
     if label:
-        names = re.compile(rf"\b{re.escape(label.group(0))}\b")
+        names = re.compile(rf"\b{re.escape(label.group(0))}(?![\w.]*\w)")
         named = [p for p in before if names.search(p)][-1:] or \
             [p for p in after if names.search(p)][:1]
         if named:
