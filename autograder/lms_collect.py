@@ -77,10 +77,11 @@ class Placed:
 
 
 def split_counter(name: str) -> tuple[str, int]:
-    """`07_measuring-1.ipynb` -> (`07_measuring.ipynb`, 1); no counter -> 0."""
-    stem, dot, ext = name.partition(".") if not name.startswith(".") else (name, "", "")
+    """`07_measuring-1.ipynb` -> (`07_measuring.ipynb`, 1); no counter -> 0.
+    Canvas puts the counter before the last extension."""
+    stem, ext = os.path.splitext(name)
     if m := COUNTER.match(stem):
-        return m["stem"] + dot + ext, int(m["n"])
+        return m["stem"] + ext, int(m["n"])
     return name, 0
 
 
@@ -166,8 +167,7 @@ class LmsFileCollector(FileNameCollectorPlugin):
                                   released_notebooks(Path(self.release_root)))
         placed, replaced = self._survey
         rel = os.path.relpath(submitted_file, root)
-        # nbgrader's matcher reads the name, as for any collector
-        if rel in replaced or not self._match(rel):
+        if rel in replaced:
             return None
         p = placed.get(rel)
         if p is None or p.assignment != self.assignment:

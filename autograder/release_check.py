@@ -5,11 +5,13 @@ failed, hidden tests in the feedback, files copied from the masters)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import nbformat
 
 from intake import MB, digest
+from judge import transform
 from nbgrader_cli import STUDENT_OWN
 
 
@@ -230,12 +232,10 @@ def hidden_code_shown(feedback: Path, masters: Path) -> list[str]:
 
 
 def parsed(source: str) -> ast.Module | None:
-    """A cell's code as a tree (IPython's `%` and `!` lines left out), or
-    None when it is not Python."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line
-             for line in source.splitlines()]
+    """A cell's code as a tree, read as the judge reads it (IPython's magics
+    become calls), or None when it is not Python."""
     try:
-        return ast.parse("\n".join(lines))
+        return ast.parse(transform(source))
     except (SyntaxError, ValueError):
         return None
 
@@ -272,6 +272,7 @@ def bindings(tree: ast.Module) -> dict[str, str]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def test_helpers(master: Path) -> dict[str, str]:
     """The names that the master's test cells read and that only its locked
     cells (its setup, never a task) bind, with how they bind them: what a

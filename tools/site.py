@@ -77,6 +77,9 @@ from pygments.token import (Comment, Error, Generic, Keyword, Name, Number,
                             Operator, String)
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "autograder"))
+from rag_feedback import BEGIN as HIDDEN, parts_of  # noqa: E402  (how grading splits a notebook)
+
 HERE = ROOT / "tools" / "site"
 TEMPLATES = HERE / "templates"
 MANIFEST = "site.json"  # also marks a folder as one this script may replace
@@ -86,7 +89,6 @@ SITE_NAME = "Building blocks: retrieval-augmented generation"
 GUIDE_ORDER = ("README.md", "glossary.md", "references.md")
 PRACTICE = "quiz_practice.ipynb"
 SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
-HIDDEN = "### BEGIN HIDDEN TESTS"
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 CITATION = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\[(\d{1,2})\]", re.S)
 MATH = re.compile(r"\$[^$]+\$|\\\(|\\\[")
@@ -223,16 +225,17 @@ def hidden_note(cell) -> str:
     return f"(hidden tests{worth}: {what.rstrip('.') or 'edge cases'}.)"
 
 
-def part_names(nb) -> list[str]:
-    """For each cell, the graded part it belongs to ("Part A"), or ""."""
-    names, current = [], ""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            found = re.search(r"^#+\s*(Part [A-Z]\w*)", cell.source, re.M)
-            if found:
-                current = found.group(1)
-        names.append(current)
-    return names
+def part_names(nb) -> dict[int, str]:
+    """The graded part ("Part A") of each cell under a part heading, by
+    index, as the feedback and `make check` split a notebook."""
+    return {i: part.name for part in parts_of(nb) for i in part.answers + part.tests}
+
+
+def reader_sources(nb) -> list[str]:
+    """The code a reader is meant to read: every code cell but the tests,
+    the prose checks and the setup."""
+    return [c.source for c in nb.cells if c.cell_type == "code" and not is_test(c)
+            and not is_check(c) and not is_setup(c)]
 
 
 def code_cell(source: str, outputs=(), count=None, **site) -> nbformat.NotebookNode:
@@ -462,15 +465,14 @@ def reader_cells(nb) -> list:
     """The reader's edition of an executed master: solutions folded, hidden
     tests as one line, test helpers and check cells folded."""
     parts = part_names(nb)
-    readers = [c.source for c in nb.cells if c.cell_type == "code" and not is_test(c)
-               and not is_check(c) and not is_setup(c)]
+    readers = reader_sources(nb)
     cells = []
     for index, cell in enumerate(nb.cells):
         meta = grading(cell)
         if cell.cell_type != "code":
             cells.append(cell)
         elif meta.get("solution"):
-            cells += split_solution(cell, parts[index])
+            cells += split_solution(cell, parts.get(index, ""))
         elif is_test(cell) and HIDDEN in cell.source:
             cells.append(code_cell("", (), None, note=hidden_note(cell)))
         elif is_check(cell):
@@ -492,8 +494,7 @@ def student_cells(nb, release) -> list:
     for cell in nb.cells:
         if grading(cell).get("solution") and cell.cell_type == "code":
             secret_names |= names_defined(cell.source)
-    readers = [c.source for c in nb.cells if c.cell_type == "code" and not is_test(c)
-               and not is_check(c) and not is_setup(c)]
+    readers = reader_sources(nb)
     cells = []
     for cell, handed in zip(nb.cells, release.cells):
         if cell.cell_type != "code":
