@@ -55,6 +55,7 @@ from queue import Empty
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import judge_kernel as wire  # noqa: E402
+from python_tree import parse  # noqa: E402
 
 KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
@@ -89,7 +90,7 @@ def transform(source: str) -> str:
 
 def names_loaded(source: str) -> set[str]:
     try:
-        tree = ast.parse(transform(source))
+        tree = parse(transform(source))
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
@@ -97,7 +98,7 @@ def names_loaded(source: str) -> set[str]:
 
 def names_bound(source: str) -> set[str]:
     try:
-        tree = ast.parse(transform(source))
+        tree = parse(transform(source))
     except SyntaxError:
         return set()
     bound = set()

@@ -41,6 +41,8 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
+from python_tree import parse
+
 # spelt in two pieces so that this file, which the student bundle ships for
 # `make check`, holds no line that reads as a marker itself
 BEGIN = "### BEGIN " + "HIDDEN TESTS"
@@ -89,7 +91,7 @@ def parts_of(nb) -> list[Part]:
 def docstring(source: str) -> str:
     """A cell's leading docstring on one line ('' when it has none)."""
     try:
-        text = ast.get_docstring(ast.parse(source)) or ""
+        text = ast.get_docstring(parse(source)) or ""
     except SyntaxError:  # e.g. IPython magics; fall back to the first line
         first = source.lstrip().splitlines()[0] if source.strip() else ""
         text = first.strip("\"' ") if first[:1] in "\"'" else ""

@@ -13,6 +13,7 @@ import nbformat
 from intake import MB, digest
 from judge import transform
 from nbgrader_cli import STUDENT_OWN
+from python_tree import parse
 
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
@@ -235,7 +236,7 @@ def parsed(source: str) -> ast.Module | None:
     """A cell's code as a tree, read as the judge reads it (IPython's magics
     become calls), or None when it is not Python."""
     try:
-        return ast.parse(transform(source))
+        return parse(transform(source))
     except (SyntaxError, ValueError):
         return None
 

@@ -7,6 +7,8 @@ not cross, and the cells the judge copies are the ones the tests need.
 """
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -126,3 +128,43 @@ def test_the_judge_copies_only_the_cells_the_tests_need():
              ("setup", "LATE = 1"),
              ("test", "assert answer(2) == 2")]
     assert judge.needed_cells(cells) == {0, 1}
+
+
+class _Finalised:
+    """Garbage whose finaliser is Python code, so a collection that starts
+    in the middle of a parse can hand the interpreter to another thread."""
+
+    def __del__(self):
+        time.sleep(0)
+
+
+def _parse_while_collecting(parse, source: str, rounds: int, errors: list) -> None:
+    for _ in range(rounds):
+        for _ in range(40):
+            a, b = _Finalised(), _Finalised()
+            a.other, b.other = b, a
+        try:
+            parse(source)
+        except SystemError as err:
+            errors.append(err)
+            return
+
+
+def test_two_threads_can_parse_at_once():
+    """grade.py and the mutant runs grade students in threads, and each
+    parses cells (judge, release_check, rag_feedback). Python 3.11's ast.parse,
+    called from two threads while the collector runs finalisers, raises
+    'AST constructor recursion depth mismatch' (CI met it); the grader's
+    parse must not."""
+    from python_tree import parse
+
+    source = "\n".join(f"def f{i}(x):\n    return [[(a, b) for a in x] for b in ({{1: 2}},)]"
+                       for i in range(150))
+    errors: list = []
+    threads = [threading.Thread(target=_parse_while_collecting,
+                                args=(parse, source, 40, errors)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
