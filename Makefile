@@ -81,9 +81,10 @@ test: $(SANDBOX) $(BROWSER)
 
 ## [maintainers] rebuild release/ and notebooks/ after editing a master
 ## (release/ by nbgrader generate_assignment, notebooks/ by running the
-## masters)
+## masters). CORE=1 releases the lab's core path only (60 points; the
+## extensions come worked and ungraded); make grade then grades that edition
 build: $(STAMP)
-	$(BIN)/python tools/build.py
+	$(BIN)/python tools/build.py $(if $(filter 1,$(CORE)),--core)
 
 ## [students] copy the assignments to my-work/ and open JupyterLab
 ## the student notebooks of release/lab, release/quiz and release/project go

@@ -20,9 +20,14 @@ student wrote runs in the grader's browser.
 `nbgrader export` into OUT/formgrader/grades.csv, and writes
 OUT/grade_sheet.csv: one row per student, with each assignment's score, each
 lab notebook, each project part, the project's autograded and manual points,
-the total and the project's band from the rubric (90-100 excellent, 75-89
+the lab's core and extension points, the total and the project's band from
+the rubric (90-100 excellent, 75-89
 good, 60-74 needs work, under 60 redo), or "to grade" while any written
 answer is still unmarked.
+
+A term whose release/ is the core edition (`make build CORE=1`; or
+--edition core) is graded against the core masters, kept in
+OUT/core-source/ so that `sheet`, `formgrader` and `feedback` use them too.
 
 Grading again never loses a manual grade: a score a person entered stays,
 and only the autograded scores are refreshed from the new run.
@@ -41,6 +46,7 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
+from editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
 from intake import valid_id
 from resume import DONE
 from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
@@ -53,6 +59,7 @@ ORDER = ("lab", "quiz", "project")  # the sheet's order; any other assignment af
 BANDS = ((90, "excellent"), (75, "good"), (60, "needs work"), (0, "redo"))
 PENDING = "to grade"
 COURSE = "formgrader"  # OUT/formgrader/: the one course with every student
+CORE_SOURCE = "core-source"  # OUT/core-source/: the masters of a core-edition term
 
 
 def assignments(source: Path) -> list[str]:
@@ -323,6 +330,7 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
     # (notebook, grade_id) -> the project part the cell counts towards
     parts = {(master.stem, g): p for master in sorted((source / "project").glob("*.ipynb"))
              for g, p in parts_of(master).items()}
+    lab_paths = path_of_cells(source / "lab") if (source / "lab").is_dir() else {}
     rows = []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         changed = still_to_check(gb, changed_answers(course))
@@ -352,10 +360,15 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
                 out_of += float(sub.max_score)
                 auto = manual = 0.0
                 pending = 0
+                if a == "lab":
+                    row["lab core"] = row["lab extension"] = 0.0
                 for nb in sub.notebooks:
                     if a == "lab":
                         row[f"lab/{nb.name}"] = float(nb.score)
                     for g in nb.grades:
+                        if a == "lab":
+                            kind = lab_paths.get(f"{nb.name}.ipynb:{g.name}", CORE)
+                            row[f"lab {kind}"] += float(g.score)
                         if g.needs_manual_grade and g.manual_score is None:
                             pending += 1
                         elif g.manual_score is not None or g.cell.cell_type == "markdown":
@@ -482,6 +495,20 @@ def feedback(out: Path, source: Path) -> dict[str, list[str]]:
 
 # --- the command line --------------------------------------------------------
 
+def edition_source(out: Path, source: Path, args: argparse.Namespace) -> Path:
+    """The masters a `grade` run uses: `source`, or for a core-edition term
+    its core edition, written to OUT/core-source/ (replacing an older one)."""
+    edition = args.edition or edition_of(source.parent / "release" / "lab")
+    shutil.rmtree(out / CORE_SOURCE, ignore_errors=True)
+    if edition != CORE:
+        return source
+    print("grading the core edition of the lab: extension parts score nothing "
+          "(autograder/editions.py)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    copy_masters(source, out / CORE_SOURCE)
+    return make_core(out / CORE_SOURCE)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
@@ -491,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder of <student>/<assignment>/ (grade only)")
     parser.add_argument("--source", type=Path, default=ROOT / "source",
                         help="the masters, one folder per assignment")
+    parser.add_argument("--edition", choices=EDITIONS, default=None,
+                        help="grade: the lab's full or core edition (default: the "
+                             "edition release/lab holds beside --source)")
     parser.add_argument("--lms", choices=["canvas"],
                         help="sheet: also write OUT/grade_sheet_<lms>.csv in the "
                              "layout that LMS's gradebook import reads")
@@ -505,6 +535,10 @@ def main(argv: list[str] | None = None) -> int:
     out, source = args.out.resolve(), args.source.resolve()
     if extra and args.command != "grade":
         parser.error(f"unknown options for {args.command}: {' '.join(extra)}")
+    if args.edition and args.command != "grade":
+        parser.error("--edition is for grade (later commands use the graded edition)")
+    source = edition_source(out, source, args) if args.command == "grade" else (
+        out / CORE_SOURCE if (out / CORE_SOURCE).is_dir() else source)
     if args.command == "grade":
         if args.submissions is None:
             parser.error("grade needs --submissions")
@@ -519,7 +553,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n=== {a} ===", flush=True)
             code = subprocess.call([sys.executable, str(HERE / "grade.py"),
                                     "--submissions", str(submissions), "--assignment", a,
-                                    "--source", str(source), "--out", str(out / a), *extra])
+                                    "--source", str(source), "--edition", FULL,
+                                    "--out", str(out / a), *extra])
             if code:
                 failed.append(a)
         gather(out, source)

@@ -51,6 +51,7 @@ refused for their id or failed to grade, and no feedback shows a hidden test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -61,6 +62,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
+from editions import CORE, EDITIONS, edition_of, path_of_cells, write_core_masters
 from intake import MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain
 from nbgrader_cli import course_folder
 from nbgrader_run import (
@@ -219,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--source", type=Path, default=ROOT / "source",
                         help="the masters: SOURCE/<assignment>/*.ipynb (default: "
                              "the repository's source/)")
+    parser.add_argument("--edition", choices=EDITIONS, default=None,
+                        help="grade the full lab or its core path (extensions "
+                             "worked, not graded; autograder/editions.py); "
+                             "default: the edition of the release built beside "
+                             "SOURCE (SOURCE/../release/ASSIGNMENT), full when "
+                             "there is none")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="students graded at once (default: one per core)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -350,6 +358,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     submissions, out, source, threads = checked(parser, args)
+    edition = args.edition or edition_of(source.parent / "release" / args.assignment)
+    with contextlib.ExitStack() as stack:
+        if edition == CORE:
+            masters = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rag-core-")))
+            source = write_core_masters(source, masters / "source")
+            print(f"grading the core edition of {args.assignment}: extension parts "
+                  "score nothing (autograder/editions.py)", flush=True)
+        return grade_class(parser, args, submissions, out, source, threads)
+
+
+def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                submissions: Path, out: Path, source: Path, threads: int | None) -> int:
+    """Grade every student of `submissions` against the masters in `source`."""
     students, refused = find_students(submissions, args.assignment, args.max_files)
     if not students and not refused:
         parser.error(f"--submissions has no <student>/{args.assignment}/ folders: {submissions}")
@@ -419,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = sorted([*reused.values(), *fresh, *refused], key=lambda o: o.student)
     for o in outcomes:  # file names and messages a student chose: printable
         o.problems = [plain(p) for p in o.problems]
-    scores = write_results(out, outcomes)
+    scores = write_results(out, outcomes, path_of_cells(source / args.assignment))
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
             raise SystemExit(f"submission of {s.name} changed during grading")

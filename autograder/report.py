@@ -2,8 +2,9 @@
 
     report/totals.png      how the class's totals are spread
     report/tests.png       per graded cell, the share of the class passing it
-    report/totals.csv      one row per student: total, out of, notebooks not
-                           handed in, answers to mark, problems
+    report/totals.csv      one row per student: total, out of, its core and
+                           extension parts, notebooks not handed in,
+                           answers to mark, problems
     report/tests.csv       one row per graded cell: passed, failed, not handed
                            in, to mark, students, share (passed of those marked)
     report/problems.csv    the submissions with problems (as problems.csv)
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from results import PATH_COLUMNS
 from safe_csv import write_csv
 
 
@@ -40,7 +42,8 @@ def state(o, cell: str, score: float, top: float, missing: set[str]) -> str:
 
 def tables(scores: pd.DataFrame, outcomes) -> tuple[pd.DataFrame, pd.DataFrame,
                                                     pd.DataFrame]:
-    totals = (scores.groupby("student")[["score", "max_score"]].sum()
+    split = [c for c in PATH_COLUMNS if c in scores.columns]
+    totals = (scores.groupby("student")[["score", "max_score", *split]].sum()
               .rename(columns={"score": "total", "max_score": "out_of"}))
     problems = pd.DataFrame([{"student": o.student, "problem": p}
                              for o in outcomes for p in o.problems],

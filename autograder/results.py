@@ -79,16 +79,35 @@ def zero_scores(template: Path, assignment: str, outcomes: list[Outcome]) -> Non
         o.scores, o.cells = dict(scores), dict(cells)
 
 
-def write_results(out: Path, outcomes: list[Outcome]) -> pd.DataFrame:
+def by_path(o: Outcome, notebook: str, paths: dict[str, str]) -> dict[str, float]:
+    """A student's score and maximum of one notebook, split into the core
+    path and the extensions ("name.ipynb:grade_id" -> path in `paths`; a
+    cell not in it is core)."""
+    split = dict.fromkeys(PATH_COLUMNS, 0.0)
+    for cell, (score, top) in o.cells.items():
+        if cell.split(":", 1)[0] == notebook:
+            kind = paths.get(cell, "core")
+            split[kind] += score
+            split[f"{kind}_max"] += top
+    return split
+
+
+PATH_COLUMNS = ("core", "core_max", "extension", "extension_max")
+
+
+def write_results(out: Path, outcomes: list[Outcome],
+                  paths: dict[str, str] | None = None) -> pd.DataFrame:
     """scores.csv, problems.csv, grades.csv, feedback/<student>/ and
     logs/<student>.log. Paths are built from valid student ids only (a
     refused folder name is only ever shown, escaped); every CSV goes
-    through safe_csv."""
+    through safe_csv. scores.csv splits each score into the core path and
+    the extensions (`paths`, from editions.path_of_cells)."""
     rows, problems, exports = [], [], []
     for o in outcomes:
         for nb_name, (score, max_score) in sorted(o.scores.items()):
             rows.append({"student": o.student, "notebook": nb_name,
-                         "score": score, "max_score": max_score})
+                         "score": score, "max_score": max_score,
+                         **by_path(o, nb_name, paths or {})})
         problems += [{"student": o.student, "problem": p} for p in o.problems]
         if o.refused or not valid_id(o.student):
             continue
@@ -100,7 +119,8 @@ def write_results(out: Path, outcomes: list[Outcome]) -> pd.DataFrame:
             shutil.copy(keep / "log.txt", out / "logs" / f"{o.student}.log")
         if o.graded and (keep / "grades.csv").is_file():
             exports.append(read_text_csv(keep / "grades.csv"))
-    scores = pd.DataFrame(rows, columns=["student", "notebook", "score", "max_score"])
+    scores = pd.DataFrame(rows, columns=["student", "notebook", "score", "max_score",
+                                         *PATH_COLUMNS])
     write_csv(scores, out / "scores.csv")
     write_csv(pd.DataFrame(problems, columns=["student", "problem"]), out / "problems.csv")
     if exports:

@@ -250,6 +250,16 @@ def test_one_table_for_the_course_while_manual_grades_are_pending(graded_course)
     assert ada["project manual"] == course.PENDING == ada["project band"]
     assert float(ada["project auto"]) == expected_auto("project")["ada_complete"]
     assert float(ada["quiz"]) == expected_auto("quiz")["ada_complete"]
+    # the lab's core path and extensions, apart (autograder/editions.py)
+    import editions
+
+    core = sum(editions.points_by_path(nbformat.read(m, as_version=4))[editions.CORE]
+               for m in MASTERS)
+    assert float(ada["lab core"]) == core == 60
+    for _, row in sheet.iterrows():
+        assert float(row["lab core"]) + float(row["lab extension"]) == float(row["lab"])
+    scores = pd.read_csv(out / "lab" / "scores.csv")
+    assert scores.groupby("student")["core_max"].sum().eq(core).all()
 
 
 def test_manual_grades_through_the_nbgrader_api_give_totals_and_bands(graded_course, tmp_path):

@@ -595,6 +595,33 @@ def test_hand_in_zips_exactly_the_work(bundle, tmp_path):
     assert "lab/Untitled.ipynb" in proc.stdout and "project/scratch.py" in proc.stdout
 
 
+def test_hand_in_reminds_until_the_project_lists_its_sources(bundle, tmp_path):
+    """The project goes in with its "Sources you used" list; while the list
+    is as released, or the section was deleted, hand-in says so."""
+    folder = tmp_path / "copy"
+    shutil.copytree(bundle[1], folder)
+    my_work(folder, extras=False)
+    path = folder / "my-work/project/project.ipynb"
+
+    def hand_in() -> str:
+        proc = subprocess.run([sys.executable, "tools/hand_in.py", "--no-check"],
+                              capture_output=True, text=True, cwd=folder)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout
+
+    assert "'Sources you used' is still empty" in hand_in()
+    nb = nbformat.read(path, as_version=4)
+    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Sources you used"))
+    nb.cells[at + 1].source = "- Robertson and Zaragoza 2009, BM25 (the guide's link)\n- none else"
+    nbformat.write(nb, path)
+    assert "Sources you used" not in hand_in()
+    with zipfile.ZipFile(folder / "hand-in.zip") as archive:
+        assert "Robertson and Zaragoza" in archive.read("project/project.ipynb").decode()
+    del nb.cells[at:at + 2]
+    nbformat.write(nb, path)
+    assert "section is gone" in hand_in()
+
+
 def test_hand_in_refuses_a_broken_notebook(bundle, tmp_path):
     folder = tmp_path / "copy"
     shutil.copytree(bundle[1], folder)

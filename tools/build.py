@@ -14,7 +14,12 @@ machine with any Python 3.11.x, gives the same bytes (no execution timestamps,
 no interpreter version, cell ids and notebook metadata kept from the masters),
 so the tests can rebuild into a temporary folder and compare.
 
-usage: python tools/build.py [--out DIR] [--only release|notebooks] [--notebook NAME]
+With --core (make build CORE=1), release/lab is the core edition: the
+parts marked `core` are graded (60 points) and the extensions come worked,
+for a week with no time for them (autograder/editions.py); `make grade`
+then grades that edition. notebooks/ is the same in both.
+
+usage: python tools/build.py [--out DIR] [--only release|notebooks] [--notebook NAME] [--core]
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
+from editions import make_core  # noqa: E402
 from nbgrader_cli import (  # noqa: E402
     course_folder, nbgrader_settings, run_nbgrader_checked)
 sys.path.insert(0, str(ROOT))
@@ -48,10 +54,14 @@ def assignments() -> list[str]:
     return sorted(p.name for p in SOURCE.iterdir() if p.is_dir() and any(p.glob("*.ipynb")))
 
 
-def build_release(out: Path) -> None:
-    """Write out/release/<assignment>/ with nbgrader's student edition."""
+def build_release(out: Path, core: bool = False) -> None:
+    """Write out/release/<assignment>/ with nbgrader's student edition (with
+    `core`, the lab's core path graded and its extensions worked; see
+    autograder/editions.py)."""
     with tempfile.TemporaryDirectory(prefix="rag-release-") as tmp:
         course = course_folder(Path(tmp), SOURCE)
+        if core:
+            make_core(course / "source")
         for name in assignments():
             run_nbgrader_checked(["generate_assignment", name, "--force"], cwd=course)
         target = out / "release"
@@ -65,7 +75,8 @@ def build_release(out: Path) -> None:
         if clean != nb.metadata:
             nb.metadata = clean
             nbformat.write(nb, path)
-    print(f"release/    {', '.join(assignments())}")
+    print(f"release/    {', '.join(assignments())}"
+          + ("  (core edition: the lab's extensions are worked, not graded)" if core else ""))
 
 
 def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
@@ -167,12 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebook", action="append", metavar="NAME",
                         help="with --only notebooks: execute just this master of "
                              "source/lab (name without .ipynb; repeat for more)")
+    parser.add_argument("--core", action="store_true",
+                        help="release the lab's core path only: extension parts "
+                             "come worked and ungraded (make build CORE=1)")
     args = parser.parse_args(argv)
+    if args.core and args.only == "notebooks":
+        parser.error("--core changes release/ only; it does not go with --only notebooks")
     if args.notebook and args.only != "notebooks":
         parser.error("--notebook needs --only notebooks")
     out = args.out.resolve()
     if args.only in (None, "release"):
-        build_release(out)
+        build_release(out, args.core)
     if args.only in (None, "notebooks"):
         try:
             build_notebooks(out, args.notebook)

@@ -9,7 +9,9 @@ in my-work/:
 
     lab/NN_*.ipynb          the lab notebooks
     quiz/quiz.ipynb         the quiz
-    project/project.ipynb   the project notebook
+    project/project.ipynb   the project notebook, with the list of the
+                            sources you used (a reminder is printed while
+                            it is empty)
     project/corpus/...      and the corpus you built for it
 
 and nothing else. A notebook goes in only under the name release/ gives it,
@@ -43,6 +45,9 @@ sys.path.insert(0, str(VALIDATE.parent))
 from nbgrader_cli import STUDENT_OWN  # noqa: E402
 
 JUNK = {"__pycache__", ".ipynb_checkpoints"}
+PROJECT = "project/project.ipynb"
+SOURCES_HEAD = "## Sources you used"
+SOURCES_BLANK = "- (your sources, one per line)"  # the release's text under it
 
 
 class Refused(Exception):
@@ -103,6 +108,24 @@ def unreadable(chosen: dict[str, Path]) -> list[str]:
             except Exception as err:  # noqa: BLE001 (any reason makes it unusable)
                 problems.append(f"{path}: {type(err).__name__}: {str(err)[:200]}")
     return problems
+
+
+def sources_note(chosen: dict[str, Path]) -> str | None:
+    """A reminder when the project's "Sources you used" list is missing or
+    still as released; None when it is filled in (or no project is handed in)."""
+    if PROJECT not in chosen:
+        return None
+    cells = nbformat.read(chosen[PROJECT], as_version=4).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith(SOURCES_HEAD):
+            after = cells[i + 1].source.strip() if i + 1 < len(cells) else ""
+            if after in ("", SOURCES_BLANK) or after.startswith("#"):
+                return (f"{PROJECT}: the list under '{SOURCES_HEAD[3:]}' is still empty. "
+                        "List what your work drew on (or write 'none'), save, and "
+                        "hand in again.")
+            return None
+    return (f"{PROJECT}: its '{SOURCES_HEAD[3:]}' section is gone. Copy the two cells "
+            "back from release/project/project.ipynb, fill in the list, and hand in again.")
 
 
 def check(notebooks: list[Path]) -> int:
@@ -166,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}  ({human(chosen[name].stat().st_size)})")
     if left_out:
         print("Left out (not part of an assignment): " + ", ".join(sorted(left_out)))
+    note = sources_note(chosen)
+    if note:
+        print(note)
     if status == 1:
         print("Some visible tests fail (see the check above): the zip holds your "
               "notebooks as they are; check again and hand in again if you can.")
