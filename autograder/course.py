@@ -49,7 +49,8 @@ import pandas as pd
 from editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
 from intake import valid_id
 from resume import DONE
-from nbgrader_cli import copy_masters, course_folder, nbgrader_env, run_nbgrader_checked
+from nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
+                          run_nbgrader_checked)
 from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder
 
@@ -96,7 +97,7 @@ def gather(out: Path, source: Path) -> Path:
     course = out / COURSE
     if not (course / "gradebook.db").exists():
         shutil.rmtree(course, ignore_errors=True)
-        course_folder(course, source, HERE / "rag_feedback.py")
+        course_folder(course, source, *GRADER_FILES)
     else:  # the masters may have changed; the gradebook and grades stay
         shutil.rmtree(course / "source")
         copy_masters(source, course / "source")
@@ -465,7 +466,7 @@ def feedback(out: Path, source: Path) -> dict[str, list[str]]:
 
     course = out / COURSE
     # the course's config and feedback preprocessors as this pack has them now
-    course_folder(course, None, HERE / "rag_feedback.py")
+    course_folder(course, None, *GRADER_FILES)
     migrate_layout(course)
     wanted = []
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:

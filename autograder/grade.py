@@ -64,9 +64,9 @@ from pathlib import Path
 
 from editions import CORE, EDITIONS, edition_of, path_of_cells, write_core_masters
 from intake import MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain
-from nbgrader_cli import course_folder
+from nbgrader_cli import GRADER_FILES, course_folder
 from nbgrader_run import (
-    GRADER_FILES, Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
+    Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
 from grading_outcome import Outcome
 from release_check import (

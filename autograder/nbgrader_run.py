@@ -245,8 +245,3 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
     if code != 0 or FAILED_MARK in after:
         return "generate_feedback failed"
     return None
-
-
-# copied into every course folder nbgrader runs in: the feedback and execute
-# steps, and the judge that decides graded test cells outside the kernel
-GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.py")]

@@ -10,14 +10,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from intake import digest
-from nbgrader_run import GRADER_FILES, Limits
+from nbgrader_cli import GRADER_FILES
+from nbgrader_run import Limits
 from grading_outcome import Outcome
 
 HERE = Path(__file__).resolve().parent
 # the grader's own modules: a change to any of them grades every student again
 GRADING_CODE = ("grade", "intake", "release_check", "nbgrader_run", "resume", "results",
                 "grading_outcome", "nbgrader_steps", "kernel_sandbox", "nbgrader_config",
-                "nbgrader_cli")
+                "nbgrader_cli", "editions")
 
 
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild

@@ -202,3 +202,27 @@ def test_hidden_cells_of_the_release_show_no_value():
                 f"release/{path.relative_to(ROOT / 'release')} "
                 f"{cell.metadata['nbgrader']['grade_id']}: its last line shows a "
                 "value, which nbgrader takes for a score: assign it (`_ = ...`)")
+
+
+def test_reading_edition_figures_are_drawn_at_twice_their_shown_size():
+    """Every figure of notebooks/ is a PNG with twice the pixels of the size
+    it is shown at (its width and height metadata), so it stays sharp on a
+    high-resolution screen."""
+    import base64
+    import struct
+
+    figures = 0
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            for output in cell.get("outputs", []):
+                if "image/png" not in output.get("data", {}):
+                    continue
+                figures += 1
+                png = base64.b64decode(output["data"]["image/png"])
+                pixels = struct.unpack(">II", png[16:24])  # the IHDR chunk's size
+                shown = output.get("metadata", {}).get("image/png", {})
+                assert shown, f"{path.name}: a figure without its shown size (not retina)"
+                assert (pixels[0] // 2, pixels[1] // 2) == (shown["width"], shown["height"]), (
+                    f"{path.name}: {pixels[0]}x{pixels[1]} pixels shown at "
+                    f"{shown['width']}x{shown['height']}")
+    assert figures >= 9, f"only {figures} figures in notebooks/"

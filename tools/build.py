@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from tools.selfcheck import NAME as PRACTICE, practice_notebook  # noqa: E402
 
 SOURCE = ROOT / "source"
+FIGURE_FORMAT = "retina"
 EXEC_TIMEOUT = 600  # seconds per cell; a hung cell fails the build, never stalls CI
 
 # what the kernel says about its language that is the same on every machine
@@ -86,6 +87,9 @@ def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
     client = NotebookClient(
         nb, timeout=EXEC_TIMEOUT, kernel_name="python3", config=nbgrader_settings(),
         resources={"metadata": {"path": str(cwd)}},
+        # figures at twice the pixels, shown at their usual size: sharp on
+        # high-resolution screens, in JupyterLab and on the site alike
+        extra_arguments=[f"--InlineBackend.figure_formats={FIGURE_FORMAT}"],
     )
     client.execute()
     return normalise(nb, master_metadata)
