@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ._checks import check_int
+from .checks import check_int
 from .answer import grounded_answer
 from .chunking import chunk_documents
 from .failures import is_correct

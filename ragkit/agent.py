@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ._checks import check_int
+from .checks import check_int
 from .answer import Answer, NO_ANSWER, _check_chunks, grounded_answer
 from .text import concept, stem, tokenize
 

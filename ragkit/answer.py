@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ._checks import check_int
+from .checks import check_int
 from .text import concept, split_sentences, tokenize
 
 __all__ = [

@@ -41,7 +41,7 @@ from itertools import chain
 import numpy as np
 from scipy import sparse
 
-from ._checks import check_int
+from .checks import check_int
 from .text import tokenize
 
 __all__ = ["BM25Index", "Tokenizer", "bm25_idf", "check_ids"]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ._checks import check_int
+from .checks import check_int, check_str
 from .text import split_sentences
 
 __all__ = [
@@ -51,11 +51,6 @@ class Chunk:
         return (self.context + " " + self.text).strip()
 
 
-def _check_str(value: object, name: str) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str (got {type(value).__name__})")
-
-
 def _check_window(size: object, overlap: object) -> None:
     check_int(size, "size", least=None)
     check_int(overlap, "overlap", least=None)
@@ -81,7 +76,7 @@ def chunk_fixed(text: str, size: int, overlap: int = 0) -> list[str]:
     not an int (``bool`` is refused), and ``ValueError`` when ``size < 1`` or
     ``overlap`` is outside ``0 .. size-1``.
     """
-    _check_str(text, "text")
+    check_str(text, "text")
     _check_window(size, overlap)
     words = text.split()
     step = size - overlap
@@ -109,7 +104,7 @@ def chunk_sentences(text: str, max_words: int) -> list[str]:
     Raises ``TypeError`` for a non-str ``text`` or a non-int ``max_words``, and
     ``ValueError`` when ``max_words < 1``.
     """
-    _check_str(text, "text")
+    check_str(text, "text")
     check_int(max_words, "max_words")
     chunks: list[str] = []
     current: list[str] = []
@@ -127,12 +122,12 @@ def chunk_sentences(text: str, max_words: int) -> list[str]:
 
 
 def _context_note(text: str, title: str, summarize: Summarizer | None) -> str:
-    _check_str(text, "text")
-    _check_str(title, "title")
+    check_str(text, "text")
+    check_str(title, "title")
     if summarize is None:
         return f"[{title}]"
     note = summarize(text, title)
-    _check_str(note, "the value returned by summarize")
+    check_str(note, "the value returned by summarize")
     return note
 
 
@@ -149,7 +144,7 @@ def contextual_text(text: str, title: str, summarize: Summarizer | None = None) 
 
 def make_chunks(doc_id: str, pieces: Iterable[str]) -> list[Chunk]:
     """Wrap the strings of one document as chunks ``doc_id#0``, ``doc_id#1``, ..."""
-    _check_str(doc_id, "doc_id")
+    check_str(doc_id, "doc_id")
     return [Chunk(f"{doc_id}#{i}", doc_id, piece) for i, piece in enumerate(pieces)]
 
 

@@ -20,9 +20,9 @@ may go whole into the prompt, with prompt caching to keep it cheap.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from .checks import check_number
 
 __all__ = [
     "CHUNK_WORDS",
@@ -43,12 +43,6 @@ TOP_K = 5
 QUESTION_WORDS = 20
 # a printed page of plain prose; only used to turn words into "pages"
 WORDS_PER_PAGE = 300
-
-
-def _check_real(value: object, name: str) -> None:
-    # bool is a Real, but tokens_per_word=True is surely a slip
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number (got {type(value).__name__})")
 
 
 def _check_reader(tokens_per_word: float, question_words: float) -> None:
@@ -72,7 +66,7 @@ def _check_assumptions(
         ("tokens_per_word", tokens_per_word),
         ("question_words", question_words),
     ):
-        _check_real(value, name)
+        check_number(value, name)
     if k < 1:
         raise ValueError(f"k must be at least 1 (got k={k})")
     if chunk_words < 1:
@@ -142,7 +136,7 @@ def cost_table(
     is the table notebook 01 builds by hand. ``ValueError`` when
     ``budget <= 0``.
     """
-    _check_real(budget, "budget")
+    check_number(budget, "budget")
     if not budget > 0:
         raise ValueError(f"budget must be above 0 (got budget={budget})")
     words = np.atleast_1d(_as_words(corpus_sizes))
@@ -177,7 +171,7 @@ def stuffing_limit(
         ("tokens_per_word", tokens_per_word),
         ("question_words", question_words),
     ):
-        _check_real(value, name)
+        check_number(value, name)
     if not budget > 0:
         raise ValueError(f"budget must be above 0 (got budget={budget})")
     _check_reader(tokens_per_word, question_words)

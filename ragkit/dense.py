@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._checks import check_int
+from .checks import check_int
 from .bm25 import check_ids, top_k
 from .text import concept, tokenize
 

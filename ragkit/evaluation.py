@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._checks import check_int
+from .checks import check_int
 from .answer import grounded_answer
 from .chunking import Chunk, chunk_documents
 from .corpus import load_documents, load_questions, load_unanswerable

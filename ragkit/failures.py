@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .agent import agent_answer
-from ._checks import check_int
+from .checks import check_int
 from .answer import NO_ANSWER, Answer, check_citations, grounded_answer
 from .chunking import Chunk
 from .metrics import first_relevant_rank, relevant_chunk_ids

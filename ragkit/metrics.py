@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 
-from ._checks import check_int
+from .checks import check_int
 
 __all__ = [
     "first_relevant_rank",

@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from .bm25 import check_ids
-from ._checks import check_int
+from .checks import check_int
 from .dense import TRIGRAM_WEIGHT, WORD_WEIGHT, feature_bucket, trigrams
 from .text import concept, tokenize
 

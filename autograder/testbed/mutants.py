@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import functools
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     chosen = [m for m in load_mutants() if args.only in (None, m.notebook)]
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda m: score(m, args.source.resolve()), chosen))
+    # processes, not threads: the judge swaps sys.stdout while a test cell
+    # runs, and two threads doing that at once can leave this table unprinted
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(functools.partial(score, source=args.source.resolve()), chosen))
     for row in rows:
         print(f"{row['kept']:5g} / {row['possible']:<4g} {row['notebook']:15s} "
               f"{row['mistake']:45s} failed: {', '.join(row['failed']) or '-'}")

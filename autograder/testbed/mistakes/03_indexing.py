@@ -30,8 +30,7 @@ MUTANTS = [
     Mutant("03_indexing", "nb03_contextual_text", "summariser called with its arguments swapped",
            "summarize(text, title)", "summarize(title, text)"),
     Mutant("03_indexing", "nb03_contextual_text", "summariser's answer not checked",
-           "    if not isinstance(note, str):\n        raise TypeError(\"summarize must return a str \"\n"
-           "                        f\"(got {type(note).__name__})\")\n", ""),
+           "    check_str(note, \"the value returned by summarize\")\n", ""),
     Mutant("03_indexing", "nb03_situate", "the last occurrence of a repeated sentence used",
            "where = page.index(opening[0])",
            "where = len(page) - 1 - page[::-1].index(opening[0])"),
