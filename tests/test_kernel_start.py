@@ -90,12 +90,12 @@ def differences(exec_cells: dict[str, list], fork_cells: dict[str, list]) -> lis
 
 
 def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
-    """Two notebooks that print pandas tables and draw: the same scores,
+    """A notebook that prints pandas tables and draws (07): the same scores,
     and every code cell (graded, locked or not) shows the same outputs and
     figures in the autograded notebook and on the feedback page either way."""
     subs = tmp_path / "subs"
     shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
-    only = ["--notebook", "02_pipeline", "--notebook", "07_measuring", "--no-report"]
+    only = ["--notebook", "07_measuring", "--no-report"]
     pages, outputs = {}, {}
     for how in ("exec", "fork"):
         proc = run_grader(subs, tmp_path / how, "--kernel-start", how, *only)
@@ -103,11 +103,11 @@ def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
         folder = tmp_path / how / "feedback" / "ada_complete" / "lab"
         pages[how] = {p.name: what_it_shows(p.read_text(encoding="utf-8"))
                       for p in sorted(folder.glob("*.html"))}
-        assert len(pages[how]) == 2
+        assert len(pages[how]) == 1
         assert all("PNG" in page for page in pages[how].values())
         graded = tmp_path / how / ".students" / "ada_complete" / "autograded" / "lab"
         outputs[how] = {p.name: cell_outputs(p) for p in sorted(graded.glob("*.ipynb"))}
-        assert sorted(outputs[how]) == ["02_pipeline.ipynb", "07_measuring.ipynb"]
+        assert sorted(outputs[how]) == ["07_measuring.ipynb"]
     for name, cells in outputs["exec"].items():
         assert any(n.startswith("graded ") for n in cells) and \
             any(n.startswith("locked ") for n in cells), name

@@ -6,7 +6,7 @@ its tests, hidden ones included, and scored as nbgrader scores it.
 """
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -67,8 +67,9 @@ def task_cells(notebook: str) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def scores():
-    """Every mutant scored once, two kernels at a time."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    """Every mutant scored once, two kernels at a time, each in its own
+    process (the judge swaps sys.stdout while a test cell runs)."""
+    with ProcessPoolExecutor(max_workers=2) as pool:
         rows = list(pool.map(mutants.score, GRADED))
     return dict(zip(GRADED, rows))
 
