@@ -35,8 +35,8 @@ corpus, and bit for bit the float64 shares a precomputed matrix would hold.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Sequence
-from itertools import chain
 
 import numpy as np
 from scipy import sparse
@@ -45,6 +45,43 @@ from .checks import check_int
 from .text import tokenize
 
 __all__ = ["BM25Index", "Tokenizer", "bm25_idf", "check_ids"]
+
+
+def _pair_keys(cols: np.ndarray, lengths: np.ndarray, n_docs: int) -> np.ndarray:
+    """``col * n_docs + row`` of every token, sorted (so by term, then text)."""
+    keys = cols.astype(np.int64)
+    keys *= n_docs
+    keys += np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    keys.sort()
+    return keys
+
+
+def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for non-negative ints. When
+    the largest code is small (it is for kinds: counts and lengths are
+    small), a table of which codes occur does it without sorting a copy."""
+    top = int(codes.max()) + 1 if len(codes) else 0
+    if top > 4 * len(codes) + 1024:
+        return np.unique(codes, return_inverse=True)
+    present = np.zeros(top, dtype=bool)
+    present[codes] = True
+    rank = np.cumsum(present, dtype=np.int64)
+    rank -= 1
+    return np.flatnonzero(present), rank[codes]
+
+
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of sorted ``keys`` and how often each occurs (what
+    ``np.unique(keys, return_counts=True)`` gives, without its copies)."""
+    if len(keys) == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    new = np.empty(len(keys), dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    del new
+    counts = np.diff(starts, append=len(keys))
+    return keys[starts], counts
 
 # a text goes in, its tokens (a list of str) come out
 Tokenizer = Callable[[str], list]
@@ -183,31 +220,27 @@ class BM25Index:
         # the default names are the row numbers, written out only when asked
         self.ids = RowNames(len(texts)) if ids is None else check_ids(ids, len(texts))
         self.k1, self.b = float(k1), float(b)
-        token_lists = [self._tokens(t, f"texts[{i}]") for i, t in enumerate(texts)]
-        self.n_docs = len(token_lists)
-        lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=self.n_docs)
-        # sorted vocabulary: the same corpus always gives the same columns
-        terms = sorted(dict.fromkeys(chain.from_iterable(token_lists)))
-        self.vocab = {t: j for j, t in enumerate(terms)}
-        n_terms = len(terms)
-        cols = np.fromiter(
-            map(self.vocab.__getitem__, chain.from_iterable(token_lists)),
-            dtype=np.int64,
-            count=int(lengths.sum()),
-        )
-        rows = np.repeat(np.arange(self.n_docs, dtype=np.int64), lengths)
+        lengths, cols = self._read_texts(texts)
+        self.n_docs = len(texts)
         # one key per (term, text) pair; sorted keys put the entries term by
         # term, texts in corpus order, and counting equal keys gives f
-        pairs, counts = np.unique(cols * self.n_docs + rows, return_counts=True)
+        pairs, counts = _runs(_pair_keys(cols, lengths, self.n_docs))
+        del cols
+        n_terms = len(self.vocab)
         pair_cols, pair_rows = np.divmod(pairs, self.n_docs)
+        del pairs
         self.doc_len = lengths.astype(np.float64)
         self.avgdl = float(self.doc_len.mean())
         self.df = np.bincount(pair_cols, minlength=n_terms)
+        del pair_cols
         self.idf_values = self._idf_from_df(self.df)
         # the kinds, (count, length) pairs, and the kind of every entry
         width = int(lengths.max()) + 1
-        kinds, kind_of = np.unique(counts * width + lengths[pair_rows],
-                                   return_inverse=True)
+        codes = counts * width
+        codes += lengths[pair_rows]
+        del counts
+        kinds, kind_of = _distinct(codes)
+        del codes
         kind_counts, kind_lengths = np.divmod(kinds, width)
         f = self._kind_counts = kind_counts.astype(np.float64)
         # an all-empty corpus has avgdl 0; its texts have no terms to score anyway
@@ -235,6 +268,26 @@ class BM25Index:
     def _matrix(self, values: np.ndarray) -> sparse.csc_matrix:
         shape = (self.n_docs, len(self.vocab))
         return sparse.csc_matrix((values, self._rows, self._col_ptr), shape=shape)
+
+    def _read_texts(self, texts: list) -> tuple[np.ndarray, np.ndarray]:
+        """Tokenise one text at a time, keeping only each token's column:
+        sets ``vocab`` (terms sorted, so the same corpus always gives the
+        same columns) and returns every text's length and the column of
+        every token, text after text. No list of all the tokens is ever
+        held, which keeps the peak memory of a build low."""
+        first_seen: dict[str, int] = {}  # term -> number in order of first sight
+        numbers = array("i")
+        lengths = np.empty(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            tokens = self._tokens(text, f"texts[{i}]")
+            lengths[i] = len(tokens)
+            numbers.extend([first_seen.setdefault(tok, len(first_seen)) for tok in tokens])
+        terms = sorted(first_seen)
+        self.vocab = {term: j for j, term in enumerate(terms)}
+        column_of = np.empty(len(terms), dtype=np.int32)
+        column_of[np.fromiter(map(first_seen.__getitem__, terms), dtype=np.int64,
+                              count=len(terms))] = np.arange(len(terms), dtype=np.int32)
+        return lengths, column_of[np.frombuffer(numbers, dtype=np.int32)]
 
     def _tokens(self, text: object, name: str) -> list:
         if isinstance(text, str):

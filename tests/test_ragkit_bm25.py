@@ -249,3 +249,21 @@ def test_default_ids_behave_as_the_list_of_row_numbers():
     with pytest.raises(IndexError):
         index.ids[3]
     assert BM25Index(SHOP, ids=names).search("bandsaw") == index.search("bandsaw")
+
+
+@pytest.mark.parametrize("top", [1, 50, 10**9])  # a table of codes, then a sort
+def test_the_build_helpers_give_what_np_unique_gives(top):
+    """The index counts (term, text) pairs and numbers the kinds with two
+    helpers that avoid np.unique's copies; they must agree with it."""
+    from ragkit.bm25 import _distinct, _runs
+
+    rng = np.random.default_rng(top)
+    for n in (0, 1, 7, 5000):
+        codes = rng.integers(0, top, size=n)
+        kinds, kind_of = _distinct(codes)
+        want_kinds, want_of = np.unique(codes, return_inverse=True)
+        assert np.array_equal(kinds, want_kinds) and np.array_equal(kind_of, want_of)
+        keys = np.sort(codes)
+        values, counts = _runs(keys)
+        want_values, want_counts = np.unique(codes, return_counts=True)
+        assert np.array_equal(values, want_values) and np.array_equal(counts, want_counts)
