@@ -36,6 +36,7 @@ from tests.test_quiz import leaks as quiz_leaks
 from tests.test_student_bundle import (HIDDEN, MASTERS, master_lines, meaningful,
                                        regions, secrets)  # noqa: F401 (a fixture)
 from tools import site as site_tool
+from rag_feedback import docstring  # noqa: E402 (tools.site put autograder/ on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "site.py"
@@ -195,6 +196,9 @@ def test_hidden_tests_helpers_and_checks_are_summarised_or_folded(sites):
         hidden = [c for c in book.cells if "### BEGIN HIDDEN TESTS" in c.source]
         notes = re.findall(r'<p class="site-note">\(hidden tests[^<]*\)</p>', text)
         assert len(notes) == len(hidden) > 0, f"{path.name}: {len(notes)} notes"
+        for cell, note in zip(hidden, notes):  # each docstring whole, never cut
+            tail = " ".join(docstring(cell.source).rstrip(".").split()[-4:])
+            assert tail in " ".join(html.unescape(note).split()), (path.name, tail, note)
         checks = [c for c in book.cells if site_tool.is_check(c)]
         folded = re.findall(r'<details class="site-fold site-fold-check">', text)
         assert len(folded) == len(checks), f"{path.name}: {len(folded)} of {len(checks)}"

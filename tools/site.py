@@ -78,7 +78,7 @@ from pygments.token import (Comment, Error, Generic, Keyword, Name, Number,
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "autograder"))
-from rag_feedback import BEGIN as HIDDEN, parts_of  # noqa: E402  (how grading splits a notebook)
+from rag_feedback import BEGIN as HIDDEN, docstring, parts_of  # noqa: E402  (how grading splits a notebook)
 
 HERE = ROOT / "tools" / "site"
 TEMPLATES = HERE / "templates"
@@ -215,11 +215,7 @@ def is_setup(cell) -> bool:
 
 def hidden_note(cell) -> str:
     """The one line a hidden test cell shows: what its hidden tests check."""
-    try:
-        doc = ast.get_docstring(ast.parse(python_of(cell.source))) or ""
-    except SyntaxError:
-        doc = ""
-    what = re.sub(r"^\(hidden\)\s*", "", doc.strip().splitlines()[0] if doc.strip() else "")
+    what = re.sub(r"^\(hidden\)\s*", "", docstring(cell.source))  # whole, on one line
     points = grading(cell).get("points")
     worth = f", {points:g} point{'s' if points != 1 else ''}" if points else ""
     return f"(hidden tests{worth}: {what.rstrip('.') or 'edge cases'}.)"

@@ -14,6 +14,15 @@ MUTANTS = [
     Mutant("05_reranking", "nb05_token_vectors", "repeated tokens dropped",
            "for token in tokenize(text):",
            "for token in dict.fromkeys(tokenize(text)):"),
+    Mutant("05_reranking", "nb05_token_vectors",
+           "every trigram given the word's sign, not its own",
+           "        for feature, weight in features:\n"
+           "            slot, sign = feature_bucket(feature, dim)\n"
+           "            row[slot] += sign * weight\n",
+           "        _, word_sign = feature_bucket(features[0][0], dim)\n"
+           "        for feature, weight in features:\n"
+           "            slot, _ = feature_bucket(feature, dim)\n"
+           "            row[slot] += word_sign * weight\n"),
     Mutant("05_reranking", "nb05_token_vectors", "dim's type not checked",
            "    if isinstance(dim, bool) or not isinstance(dim, int):\n"
            "        raise TypeError(f\"dim must be an int (got {type(dim).__name__})\")\n",
@@ -74,6 +83,10 @@ MUTANTS = [
     Mutant("05_reranking", "nb05_row_maxima",
            "column maxima instead of row maxima",
            "best = table.max(axis=1)", "best = table.max(axis=0)"),
+    Mutant("05_reranking", "nb05_row_maxima",
+           "a tie goes to the rightmost column",
+           "match = table.idxmax(axis=1)",
+           "match = table.iloc[:, ::-1].idxmax(axis=1)"),
     Mutant("05_reranking", "nb05_row_maxima", "total sums the whole table",
            "return best, match, float(best.sum())",
            "return best, match, float(table.to_numpy().sum())"),

@@ -93,6 +93,10 @@ MUTANTS = [
            "a new page (no old hash) is never cut",
            "        if hashes.get(doc.doc_id) == now:\n",
            "        if hashes.get(doc.doc_id, now) == now:\n"),
+    Mutant("08_failure_modes", "nb08_refresh",
+           "the caller's hashes updated in place",
+           "    new_chunks, new_hashes = [], {}\n",
+           "    new_chunks, new_hashes = [], hashes\n"),
     # Part E: search_as
     Mutant("08_failure_modes", "nb08_search_as",
            "filter applied after taking the top k",
@@ -110,4 +114,8 @@ MUTANTS = [
            "an unknown asker is not rejected",
            "    if asker not in AUDIENCES:\n",
            "    if asker is None:\n"),
+    Mutant("08_failure_modes", "nb08_search_as",
+           "depth left at its default, so only the top few are filtered",
+           "retriever.search(query, k=n, depth=n)",
+           "retriever.search(query, k=n)"),
 ]
