@@ -27,49 +27,46 @@ from rag_feedback import BEGIN, nbgrader_meta, parts_of
 CORE, EXTENSION = "core", "extension"
 FULL = "full"
 EDITIONS = (FULL, CORE)
-MARK = re.compile(r"^(#{1,6}\s+(Part\s+\w+)\s*)\([\d.]+\s+points?\)\s*·\s*(core|extension)[ \t]*$",
-                  re.MULTILINE)
+# an extension part's heading, which the core edition rewrites
+EXTENSION_HEADING = re.compile(r"^(#{1,6}\s+Part\s+\w+\s*)\([\d.]+\s+points?\)\s*·\s*"
+                               r"extension[ \t]*$", re.MULTILINE)
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 WORKED = "(0 points) · extension, worked for you in this release"
 
 
+def answer_code(source: str) -> str:
+    """A solution cell's source without nbgrader's solution marker lines."""
+    return "\n".join(line for line in source.splitlines()
+                     if line.strip() not in SOLUTION_MARKERS)
+
+
 def heading_paths(nb) -> dict[str, str]:
-    """Part name ("Part A") -> the path its heading names."""
-    found = {}
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for m in MARK.finditer(cell.source):
-                found[m.group(2)] = m.group(3)
-    return found
+    """Part name ("Part A") -> the path its heading names (parts whose
+    heading names none are left out)."""
+    return {part.name: part.path for part in parts_of(nb) if part.path}
 
 
 def cell_paths(nb) -> dict[str, str]:
     """grade_id -> path of every graded and solution cell of `nb` (by the
     part heading above it; a part without a mark is core)."""
-    marks = heading_paths(nb)
-    paths = {}
-    for part in parts_of(nb):
-        for index in part.answers + part.tests:
-            paths[nbgrader_meta(nb.cells[index])["grade_id"]] = marks.get(part.name, CORE)
-    return paths
+    return {nbgrader_meta(nb.cells[index])["grade_id"]: part.path or CORE
+            for part in parts_of(nb) for index in part.answers + part.tests}
 
 
 def core_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """A copy of a master with its extension parts turned into worked
     examples (see the module's docstring), and its metadata saying so."""
     nb = nbformat.from_dict(nb)
-    marks = heading_paths(nb)
     drop, graded, worked = set(), [], []
     for part in parts_of(nb):
-        if marks.get(part.name, CORE) == CORE:
+        if part.path != EXTENSION:
             graded.append(part.name)
             continue
         worked.append(part.name)
         for index in part.answers:  # nbgrader's markers go, the code stays
             cell = nb.cells[index]
             cell.metadata.pop("nbgrader", None)
-            cell.source = "\n".join(line for line in cell.source.split("\n")
-                                    if line.strip() not in SOLUTION_MARKERS)
+            cell.source = answer_code(cell.source)
         for index in part.tests:
             cell = nb.cells[index]
             if BEGIN in cell.source:
@@ -80,8 +77,7 @@ def core_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 meta.pop("points", None)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            cell.source = MARK.sub(lambda m: m.group(0) if m.group(3) == CORE
-                                   else m.group(1) + WORKED, cell.source)
+            cell.source = EXTENSION_HEADING.sub(lambda m: m.group(1) + WORKED, cell.source)
     nb.cells = [c for i, c in enumerate(nb.cells) if i not in drop]
     if worked:
         points = sum(float(nbgrader_meta(c).get("points", 0)) for c in nb.cells
@@ -91,7 +87,8 @@ def core_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
                    else "no part of this notebook is graded. ")
                 + f"{', '.join(worked)} come with their code written: read it, "
                 "run its checks, and write it yourself afterwards if you have time.")
-        nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))
+        # a fixed id, so that two core builds give the same bytes
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(note, id="core-edition-note"))
     nb.metadata.setdefault("course", {})["edition"] = CORE
     return nb
 
@@ -101,7 +98,7 @@ def make_core(source: Path) -> Path:
     extension parts into its core edition, in place; returns `source`."""
     for path in sorted(source.glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        if EXTENSION in heading_paths(nb).values():
+        if any(part.path == EXTENSION for part in parts_of(nb)):
             nbformat.write(core_edition(nb), path)
     return source
 

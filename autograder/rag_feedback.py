@@ -48,8 +48,9 @@ from python_tree import parse
 BEGIN = "### BEGIN " + "HIDDEN TESTS"
 END = "### END " + "HIDDEN TESTS"
 NOTE = "# (hidden tests ran here; their code is not shown)"
-PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+|Question\s+\d+)\s*\([\d.]+\s+points?\)",
-                          re.MULTILINE)
+# a lab part's heading may end in its path, "· core" or "· extension" (editions.py)
+PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+|Question\s+\d+)\s*\([\d.]+\s+points?\)"
+                          r"(?:[ \t]*·[ \t]*(core|extension)[ \t]*$)?", re.MULTILINE)
 HIDDEN_DOC = "(hidden)"
 MESSAGE_WIDTH = 300  # characters of an error message a summary shows
 
@@ -60,6 +61,7 @@ class Part:
     name: str
     answers: list[int] = field(default_factory=list)  # solution cells
     tests: list[int] = field(default_factory=list)    # graded cells
+    path: str = ""  # "core" or "extension" when the heading says so
 
 
 def nbgrader_meta(cell) -> dict:
@@ -77,7 +79,7 @@ def parts_of(nb) -> list[Part]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             for match in PART_HEADING.finditer(cell.source):
-                parts.append(Part(match.group(1)))
+                parts.append(Part(match.group(1), path=match.group(2) or ""))
         meta = nbgrader_meta(cell)
         if meta.get("grade"):
             parts[-1].tests.append(index)

@@ -63,6 +63,7 @@ def test_the_core_edition_grades_only_core_parts_and_keeps_no_hidden_test(master
     paths = editions.cell_paths(nb)
     core = editions.core_edition(nb)
     assert core.metadata["course"]["edition"] == editions.CORE
+    assert nbformat.writes(editions.core_edition(nb)) == nbformat.writes(core)  # same bytes
     graded = {nbgrader_meta(c)["grade_id"] for c in core.cells if nbgrader_meta(c).get("grade")}
     assert graded == {g for g, p in paths.items() if p == editions.CORE
                       and nbgrader_meta(next(c for c in nb.cells

@@ -36,6 +36,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # autograder/
+from editions import answer_code  # noqa: E402
 ALTERNATIVES = HERE / "alternatives"
 ASSIGNMENT = "lab"
 ASSIGNMENTS = ("lab", "quiz", "project")
@@ -69,9 +71,7 @@ def master_answers(master: Path) -> dict[str, str]:
     out = {}
     for cell in nb.cells:
         if meta(cell).get("solution"):
-            lines = [ln for ln in cell.source.splitlines()
-                     if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
-            out[meta(cell)["grade_id"]] = "\n".join(lines)
+            out[meta(cell)["grade_id"]] = answer_code(cell.source)
     return out
 
 

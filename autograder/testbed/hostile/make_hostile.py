@@ -32,6 +32,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # autograder/
+from editions import answer_code  # noqa: E402
 from intake import LINK_REFUSED, MAX_FILES  # noqa: E402  (the documented default)
 from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
 
@@ -127,9 +128,7 @@ def answers(nb) -> dict[str, str]:
     for cell in nb.cells:
         m = cell.metadata.get("nbgrader", {})
         if m.get("solution"):
-            out[m["grade_id"]] = "\n".join(
-                ln for ln in cell.source.splitlines()
-                if ln.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+            out[m["grade_id"]] = answer_code(cell.source)
     return out
 
 
