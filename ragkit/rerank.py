@@ -24,7 +24,7 @@ MaxSim of ``Q`` (``m x dim``) against ``D`` (``n x dim``) is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -39,6 +39,7 @@ __all__ = [
     "maxsim",
     "maxsim_many",
     "rerank",
+    "rerank_vectors",
     "token_vectors",
 ]
 
@@ -190,6 +191,32 @@ class LateInteractionReranker:
         ids = self._candidates(ids)
         scored = self.scores(query, ids)
         return _ordered([(i, float(s)) for i, s in zip(ids, scored)])
+
+
+def rerank_vectors(
+    query_vecs: object, ids: Sequence[str], vectors: Mapping[str, object]
+) -> list[tuple[str, float]]:
+    """Reorder ``ids`` by MaxSim of ``query_vecs`` against stored vectors.
+
+    ``vectors`` maps every id to its passage's rows, computed elsewhere (a
+    trained encoder's token vectors, say). Returns ``(id, score)`` for
+    exactly ``ids``, high to low, equal scores in ascending id order. With a
+    single row on each side MaxSim is one dot product, so the same call
+    reranks with a bi-encoder's sentence vectors. Raises ``ValueError``
+    naming ``ids`` for a repeated id or one missing from ``vectors``.
+    """
+    if isinstance(ids, str) or not isinstance(ids, Sequence):
+        raise TypeError("ids must be a list of ids (got a single value)")
+    if not isinstance(vectors, Mapping):
+        raise TypeError(
+            f"vectors must map ids to arrays (got {type(vectors).__name__})")
+    if len(set(ids)) != len(ids):
+        raise ValueError("ids must not repeat an id")
+    missing = [i for i in ids if i not in vectors]
+    if missing:
+        raise ValueError(f"ids holds {missing[0]!r}, which vectors lacks")
+    scores = maxsim_many(query_vecs, [vectors[i] for i in ids])
+    return _ordered([(i, float(s)) for i, s in zip(ids, scores)])
 
 
 def rerank(
