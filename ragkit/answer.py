@@ -6,6 +6,9 @@ it was handed, it names the chunk it quoted, and when nothing it was given
 matches the question well enough it says :data:`NO_ANSWER` instead of
 guessing. :func:`check_citations` is the cheapest faithfulness check there
 is: every id an answer cites must belong to a chunk that was retrieved.
+:func:`best_sentence` is the scoring rule on its own: it says which sentence
+the answerer would quote and how strongly it matches, so a caller can set
+its own threshold on that score (notebook 08's calibrated abstention).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from .text import concept, split_sentences, tokenize
 __all__ = [
     "NO_ANSWER",
     "Answer",
+    "Match",
+    "best_sentence",
     "check_citations",
     "concepts_of",
     "grounded_answer",
@@ -85,6 +90,70 @@ def sentence_pool(chunks: Sequence) -> list[tuple[str, str, set[str]]]:
     return pool
 
 
+@dataclass(frozen=True)
+class Match:
+    """The sentence :func:`best_sentence` picked and how well it matched.
+
+    ``score`` is the sum of the weights of the ``shared`` concepts (sorted);
+    ``question_weight`` is the total weight of every concept of the
+    question, where a concept that no candidate holds weighs
+    ``ln(1 + n)``, as much as a concept found in a single candidate.
+    """
+
+    score: float
+    sentence: str
+    chunk_id: str
+    shared: tuple[str, ...]
+    question_weight: float
+
+    @property
+    def share(self) -> float:
+        """``score / question_weight``: 1.0 when every concept is matched."""
+        return self.score / self.question_weight
+
+
+def best_sentence(
+    question: str, chunks: Sequence, min_overlap: int = 1
+) -> Match | None:
+    """The best-matching candidate sentence for ``question``, or None.
+
+    Steps 1 to 5 of :func:`grounded_answer`'s rule: the candidates are the
+    sentences of ``chunks`` read in their windows, a shared concept ``c``
+    weighs ``ln(1 + n / df[c])``, a candidate needs at least
+    ``min_overlap`` shared concepts, the highest score wins and the earliest
+    candidate wins a tie. Returns None when no candidate is eligible
+    (including when ``chunks`` is empty). With the default
+    ``min_overlap=1`` the score is defined for every question that shares
+    one concept with the chunks, which is what a threshold on the score
+    needs. Raises the errors :func:`grounded_answer` does.
+    """
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a str (got {type(question).__name__})")
+    chunks = _check_chunks(chunks)
+    check_int(min_overlap, "min_overlap")
+    wanted = concepts_of(question)
+    pool = sentence_pool(chunks)
+    n = len(pool)
+    df: dict[str, int] = {}
+    for _, _, found in pool:
+        for c in found:
+            df[c] = df.get(c, 0) + 1
+    best: tuple[float, str, str, tuple[str, ...]] | None = None
+    for chunk_id, sentence, found in pool:
+        shared = wanted & found
+        if len(shared) < min_overlap:
+            continue
+        # sorted: a float sum must not depend on set iteration order
+        score = math.fsum(math.log(1 + n / df[c]) for c in sorted(shared))
+        if best is None or score > best[0]:  # strict: the earliest tie stays
+            best = (score, sentence, chunk_id, tuple(sorted(shared)))
+    if best is None:
+        return None
+    total = math.fsum(math.log(1 + n / max(df.get(c, 0), 1))
+                      for c in sorted(wanted))
+    return Match(best[0], best[1], best[2], best[3], total)
+
+
 def grounded_answer(question: str, chunks: Sequence, min_overlap: int = 2) -> Answer:
     """Quote the retrieved sentence that best matches ``question``, or abstain.
 
@@ -110,32 +179,16 @@ def grounded_answer(question: str, chunks: Sequence, min_overlap: int = 2) -> An
     6. With no eligible candidate (including when ``chunks`` is empty) the
        result is ``Answer(NO_ANSWER, (), True)``.
 
+    Steps 1 to 5 are :func:`best_sentence`, which this function calls.
+
     Raises ``TypeError`` when ``question`` is not a str, ``chunks`` is not a
     list of objects with ``.chunk_id`` and ``.text``, or ``min_overlap`` is
     not an int; ``ValueError`` when ``min_overlap < 1``.
     """
-    if not isinstance(question, str):
-        raise TypeError(f"question must be a str (got {type(question).__name__})")
-    chunks = _check_chunks(chunks)
-    check_int(min_overlap, "min_overlap")
-    wanted = concepts_of(question)
-    pool = sentence_pool(chunks)
-    df: dict[str, int] = {}
-    for _, _, found in pool:
-        for c in found:
-            df[c] = df.get(c, 0) + 1
-    best: tuple[float, str, str] | None = None
-    for chunk_id, sentence, found in pool:
-        shared = wanted & found
-        if len(shared) < min_overlap:
-            continue
-        # sorted: a float sum must not depend on set iteration order
-        score = math.fsum(math.log(1 + len(pool) / df[c]) for c in sorted(shared))
-        if best is None or score > best[0]:  # strict: the earliest tie stays
-            best = (score, sentence, chunk_id)
+    best = best_sentence(question, chunks, min_overlap)
     if best is None:
         return Answer(NO_ANSWER, (), True)
-    return Answer(best[1], (best[2],), False)
+    return Answer(best.sentence, (best.chunk_id,), False)
 
 
 def check_citations(answer: Answer, chunks: Sequence) -> bool:

@@ -12,11 +12,12 @@ names the first stage that went wrong, in the fixed order of :data:`STAGES`.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .agent import agent_answer
-from .checks import check_int
+from .checks import check_int, check_number
 from .answer import NO_ANSWER, Answer, check_citations, grounded_answer
 from .chunking import Chunk
 from .metrics import first_relevant_rank, relevant_chunk_ids
@@ -43,9 +44,11 @@ __all__ = [
     "is_correct",
     "leaky_search",
     "looks_injected",
+    "pick_threshold",
     "record_agent",
     "record_question",
     "refresh_index",
+    "risk_coverage",
     "stale_ids",
     "triage",
 ]
@@ -335,6 +338,106 @@ def abstention_sweep(
                                  min_overlap=level) for u in unanswerable]
         rows.append({"min_overlap": level, **abstention_counts(recs)})
     return rows
+
+
+# ------------------------------------------------- selective answering
+
+
+def _check_flags(flags: object, name: str, n: int) -> list[bool]:
+    if isinstance(flags, (str, bytes)) or not isinstance(flags, Iterable):
+        raise TypeError(f"{name} must be a list of bools (got {type(flags).__name__})")
+    flags = list(flags)
+    if len(flags) != n:
+        raise ValueError(
+            f"{name} must have one entry per score (got {len(flags)} for {n})")
+    for i, flag in enumerate(flags):
+        if not isinstance(flag, bool):
+            raise TypeError(
+                f"{name}[{i}] must be a bool (got {type(flag).__name__})")
+    return flags
+
+
+def _check_selective(scores, answerable, correct):
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Iterable):
+        raise TypeError(
+            f"scores must be a list of numbers (got {type(scores).__name__})")
+    scores = list(scores)
+    for i, score in enumerate(scores):
+        if score is None:
+            continue
+        check_number(score, f"scores[{i}]")
+        if math.isnan(score):
+            raise ValueError(f"scores[{i}] must not be NaN")
+    answerable = _check_flags(answerable, "answerable", len(scores))
+    correct = _check_flags(correct, "correct", len(scores))
+    for i, (can, right) in enumerate(zip(answerable, correct)):
+        if right and not can:
+            raise ValueError(
+                f"correct[{i}] is True, but answerable[{i}] is False: an "
+                f"unanswerable question has no right answer")
+    return scores, answerable, correct
+
+
+def risk_coverage(scores: Sequence, answerable: Sequence[bool],
+                  correct: Sequence[bool]) -> list[dict]:
+    """Coverage and risk of the rule "answer when score >= threshold".
+
+    Question ``i`` has the reader's confidence ``scores[i]`` (a number, or
+    None when the reader has no sentence to quote: never answered),
+    ``answerable[i]`` and ``correct[i]`` (the reply it would give is right;
+    never True for an unanswerable question). A reply is *wrong* when the
+    question is answerable and the reply is not correct, or when the
+    question is unanswerable.
+
+    One row per distinct score, by rising threshold, each a dict with
+    ``threshold`` (that score), ``answered`` (questions with a score at
+    least the threshold), ``wrong`` (of those), ``coverage``
+    (``answered / len(scores)``) and ``risk`` (``wrong / answered``).
+    Questions with equal scores are answered or declined together. An empty
+    input, or one with only None scores, gives ``[]``.
+
+    Raises ``TypeError`` for a non-list or a score that is not a number
+    (``bool`` included) or a flag that is not a bool, and ``ValueError`` for
+    a NaN score, lists of different lengths, or a correct reply to an
+    unanswerable question; the message names the argument.
+    """
+    scores, answerable, correct = _check_selective(scores, answerable, correct)
+    wrong_at: dict[float, list[int]] = {}
+    for score, can, right in zip(scores, answerable, correct):
+        if score is None:
+            continue
+        tally = wrong_at.setdefault(score, [0, 0])
+        tally[0] += 1
+        tally[1] += not (can and right)
+    rows = []
+    answered = wrong = 0
+    # walk down from the highest score, so each row adds its own questions
+    for threshold in sorted(wrong_at, reverse=True):
+        answered += wrong_at[threshold][0]
+        wrong += wrong_at[threshold][1]
+        rows.append({"threshold": threshold, "answered": answered,
+                     "wrong": wrong, "coverage": answered / len(scores),
+                     "risk": wrong / answered})
+    return rows[::-1]
+
+
+def pick_threshold(scores: Sequence, answerable: Sequence[bool],
+                   correct: Sequence[bool], target: float) -> dict | None:
+    """The row of :func:`risk_coverage` with the lowest threshold whose risk
+    is at most ``target``, or None when no threshold reaches it.
+
+    The lowest such threshold answers the most questions that the target
+    allows. Thresholds are distinct, so the choice is unique: equal scores
+    are one threshold, and rows are compared by threshold alone. ``target``
+    is a number from 0 to 1 (``check_number``; ``ValueError`` outside).
+    """
+    check_number(target, "target")
+    if not 0 <= target <= 1:
+        raise ValueError(f"target must be between 0 and 1 (got target={target})")
+    for row in risk_coverage(scores, answerable, correct):
+        if row["risk"] <= target:
+            return row
+    return None
 
 
 # -------------------------------------------------------- prompt injection

@@ -11,6 +11,8 @@ import pytest
 from ragkit.answer import (
     NO_ANSWER,
     Answer,
+    Match,
+    best_sentence,
     check_citations,
     concepts_of,
     grounded_answer,
@@ -129,6 +131,86 @@ def test_grounded_answer_bad_input(args, kind, name):
     """Wrong types and values are refused with the argument's name."""
     with pytest.raises(kind, match=rf"^{name.replace('[', '.').replace(']', '.')}"):
         grounded_answer(*args)
+
+
+# ---------------------------------------------------- the best sentence
+
+
+def test_best_sentence_scores_and_weighs_the_question_by_hand():
+    """Two one-sentence chunks: n = 2, "resin" in both, "gloves" in one."""
+    chunks = [Chunk("a#0", "a", "Resin trays need gloves."),
+              Chunk("b#0", "b", "Resin spills need sand.")]
+    got = best_sentence("resin gloves", chunks)
+    # ln(1 + 2/2) for resin, ln(1 + 2/1) for gloves
+    assert got.sentence == "Resin trays need gloves." and got.chunk_id == "a#0"
+    assert got.score == pytest.approx(math.log(2) + math.log(3))
+    assert got.shared == tuple(sorted(concepts_of("resin gloves")))
+    assert got.question_weight == pytest.approx(math.log(6))
+    assert got.share == pytest.approx(1.0)
+    # "dog" is in no candidate: it weighs ln(1 + 2/1), as a concept in one would
+    longer = best_sentence("resin gloves dog", chunks)
+    assert longer.score == pytest.approx(math.log(6))
+    assert longer.question_weight == pytest.approx(math.log(18))
+    assert longer.share == pytest.approx(math.log(6) / math.log(18))
+
+
+def test_best_sentence_min_overlap_ties_and_nothing_to_quote():
+    """n = 3; lathe and belt are in two candidates, zebra in one."""
+    chunks = [Chunk("z#0", "z", "Zebra quartz."),
+              Chunk("l#0", "l", "Lathe belt."),
+              Chunk("m#0", "m", "Lathe belt oil.")]
+    question = "zebra lathe belt"
+    two = 2 * math.log(1 + 3 / 2)  # beats one match of weight ln(1 + 3)
+    for level in (1, 2):  # l#0 and m#0 tie: the earlier one wins
+        got = best_sentence(question, chunks, level)
+        assert (got.chunk_id, got.sentence) == ("l#0", "Lathe belt.")
+        assert got.score == pytest.approx(two) and len(got.shared) == 2
+    assert got.question_weight == pytest.approx(math.log(4) + two)
+    assert best_sentence(question, chunks, 3) is None  # nobody shares three
+    assert best_sentence(question, []) is None
+    assert best_sentence("Can I bring my dog?", chunks) is None
+    assert best_sentence("the and of", chunks) is None  # stopwords only
+
+
+def test_best_sentence_returns_a_frozen_match():
+    got = best_sentence("resin", [Chunk("a#0", "a", "Resin.")])
+    assert got == Match(math.log(2), "Resin.", "a#0", ("resin",), math.log(2))
+    with pytest.raises(AttributeError):
+        got.score = 2.0
+
+
+@pytest.mark.parametrize(
+    "args, kind, name",
+    [
+        ((42, []), TypeError, "question"),
+        (("q", "not chunks"), TypeError, "chunks"),
+        (("q", [object()]), TypeError, "chunks[0]"),
+        (("q", [], 1.5), TypeError, "min_overlap"),
+        (("q", [], True), TypeError, "min_overlap"),
+        (("q", [], 0), ValueError, "min_overlap"),
+    ],
+)
+def test_best_sentence_bad_input(args, kind, name):
+    """The same refusals as grounded_answer, naming the argument."""
+    with pytest.raises(kind, match=rf"^{name.replace('[', '.').replace(']', '.')}"):
+        best_sentence(*args)
+
+
+def test_grounded_answer_is_best_sentence_plus_a_threshold(corpus):
+    """On every help-centre question and level: the same sentence and chunk,
+    and an abstention exactly when best_sentence finds nothing."""
+    _, retriever = corpus
+    for q in load_questions() + load_unanswerable():
+        retrieved = top3(retriever, q.question)
+        for level in (1, 2, 3, 4):
+            got = grounded_answer(q.question, retrieved, level)
+            best = best_sentence(q.question, retrieved, level)
+            if best is None:
+                assert got == Answer(NO_ANSWER, (), True), (q.qid, level)
+            else:
+                want = Answer(best.sentence, (best.chunk_id,), False)
+                assert got == want, (q.qid, level)
+                assert len(best.shared) >= level
 
 
 # ---------------------------------------------------------- citation check

@@ -2,6 +2,8 @@
 leaky indexes."""
 
 import itertools
+import math
+import random
 from collections import Counter
 
 import pytest
@@ -179,6 +181,111 @@ def test_sweep_trades_refusals_for_answers(retriever):
     assert refused == sorted(refused) and kept == sorted(kept)
     # the mock is fooled by some unanswerable questions at the default
     assert 0 < rows[1]["answered unanswerable"] < len(UNANSWERABLE)
+
+
+# ------------------------------------------------------ risk and coverage
+
+# four questions: a right reply at 0.9, a tie at 0.5 of a wrong reply and an
+# unanswerable question, and a right reply at 0.2
+SCORES = [0.9, 0.5, 0.5, 0.2]
+ANSWERABLE = [True, True, False, True]
+CORRECT = [True, False, False, True]
+
+
+def test_risk_coverage_by_hand():
+    """One row per distinct score, rising; tied questions come in together."""
+    got = F.risk_coverage(SCORES, ANSWERABLE, CORRECT)
+    assert got == [
+        {"threshold": 0.2, "answered": 4, "wrong": 2, "coverage": 1.0, "risk": 0.5},
+        {"threshold": 0.5, "answered": 3, "wrong": 2, "coverage": 0.75,
+         "risk": 2 / 3},
+        {"threshold": 0.9, "answered": 1, "wrong": 0, "coverage": 0.25, "risk": 0.0},
+    ]
+
+
+def test_risk_coverage_edges():
+    """No input, no rows; a None score is never answered but still counted."""
+    assert F.risk_coverage([], [], []) == []
+    assert F.risk_coverage([None], [True], [False]) == []
+    got = F.risk_coverage([None, 3, 3], [True, False, True], [False, False, True])
+    assert got == [{"threshold": 3, "answered": 2, "wrong": 1,
+                    "coverage": 2 / 3, "risk": 0.5}]
+    # ints, floats and tuples are taken alike
+    assert F.risk_coverage((1, 2.5), (True, True), (True, True))[0]["answered"] == 2
+
+
+def test_risk_coverage_agrees_with_counting_each_threshold():
+    """200 random cases with many ties against a count done from scratch."""
+    rng = random.Random(0)
+    for _ in range(200):
+        n = rng.randint(1, 12)
+        scores = [rng.choice([None, 0, 1, 2, 3]) for _ in range(n)]
+        answerable = [rng.random() < 0.6 for _ in range(n)]
+        correct = [a and rng.random() < 0.5 for a in answerable]
+        got = F.risk_coverage(scores, answerable, correct)
+        distinct = sorted({s for s in scores if s is not None})
+        assert [row["threshold"] for row in got] == distinct
+        for row in got:
+            chosen = [i for i in range(n)
+                      if scores[i] is not None and scores[i] >= row["threshold"]]
+            wrong = sum(not correct[i] for i in chosen)
+            assert (row["answered"], row["wrong"]) == (len(chosen), wrong)
+            assert row["coverage"] == len(chosen) / n
+            assert row["risk"] == wrong / len(chosen)
+
+
+@pytest.mark.parametrize("target, threshold", [
+    (0.0, 0.9),   # only the top reply is safe
+    (0.4, 0.9),
+    (0.5, 0.2),   # risk is not monotone: 0.2 meets 0.5 although 0.5 does not
+    (0.6, 0.2),
+    (1.0, 0.2),   # the lowest threshold: answer everything
+])
+def test_pick_threshold_takes_the_lowest_threshold_within_the_target(
+        target, threshold):
+    got = F.pick_threshold(SCORES, ANSWERABLE, CORRECT, target)
+    assert got["threshold"] == threshold
+    assert got["risk"] <= target
+
+
+def test_pick_threshold_when_nothing_meets_the_target():
+    assert F.pick_threshold([], [], [], 0.1) is None
+    assert F.pick_threshold([2, 1], [False, True], [False, False], 0.5) is None
+    # every reply wrong: only a target of 1 lets the reader speak
+    assert F.pick_threshold([2, 1], [False, True], [False, False], 1)[
+        "threshold"] == 1
+
+
+@pytest.mark.parametrize("args, kind, name", [
+    (("0.5", [True], [True]), TypeError, "scores"),
+    ((None, [], []), TypeError, "scores"),
+    (([True], [True], [True]), TypeError, "scores[0]"),
+    ((["1"], [True], [True]), TypeError, "scores[0]"),
+    (([0.1, math.nan], [True, True], [True, True]), ValueError, "scores[1]"),
+    (([0.1], [True, False], [True]), ValueError, "answerable"),
+    (([0.1], [True], []), ValueError, "correct"),
+    (([0.1], "T", [True]), TypeError, "answerable"),
+    (([0.1], [1], [True]), TypeError, "answerable[0]"),
+    (([0.1], [True], [None]), TypeError, "correct[0]"),
+    (([0.1, 0.2], [True, False], [False, True]), ValueError, "correct[1]"),
+])
+def test_risk_coverage_bad_arguments(args, kind, name):
+    """Wrong types and values are refused, naming the argument; pick_threshold
+    checks the same three lists."""
+    pattern = rf"^{name.replace('[', '.').replace(']', '.')}"
+    with pytest.raises(kind, match=pattern):
+        F.risk_coverage(*args)
+    with pytest.raises(kind, match=pattern):
+        F.pick_threshold(*args, 0.1)
+
+
+@pytest.mark.parametrize("target, kind", [
+    (-0.01, ValueError), (1.5, ValueError), ("0.1", TypeError),
+    (True, TypeError), (None, TypeError),
+])
+def test_pick_threshold_checks_the_target(target, kind):
+    with pytest.raises(kind, match="^target"):
+        F.pick_threshold(SCORES, ANSWERABLE, CORRECT, target)
 
 
 # ------------------------------------------------------------- injection

@@ -267,4 +267,4 @@ def test_the_student_set_holds_nothing_else(student_set):
         f"pinned, installed for students but not marked student: "
         f"{sorted((pinned & installed) - set(entries))}")
     left_out = pinned - installed
-    assert {"pytest", "selenium", "nbval", "faiss-cpu", "ranx", "dask"} <= left_out, left_out
+    assert {"pytest", "selenium", "nbval", "ranx", "dask"} <= left_out, left_out
