@@ -13,7 +13,9 @@ than another and a busy neighbour disturbs the figures less:
    embeddings, which are clustered): ragkit's exact search, ragkit's IVF
    (``ragkit.ann.IVFIndex``) and faiss's ``IndexIVFFlat`` with the same
    number of lists, recall@10 against exact search and queries per second
-   for several ``nprobe``. Then the same IVF on uniformly random vectors,
+   for several ``nprobe``; faiss's ``IndexHNSWFlat`` (M 16) on the same
+   vectors, its build time, bytes and recall@10 and speed for several
+   ``efSearch``. Then the same IVF on uniformly random vectors,
    which have no clusters, to show what that costs in recall.
 3. Cost growth: query time of BM25 and of exact dense search at three
    corpus sizes, drawn as a log-log plot to ``--out``.
@@ -381,6 +383,34 @@ def ivf_table(name, vectors, queries, truth, n_lists, t_exact, rng, with_faiss):
     return rows
 
 
+EF_SEARCH = (16, 32, 64, 128, 256)
+
+
+def hnsw_table(vectors, queries, truth, t_exact, m=16, ef_construction=40):
+    """faiss's IndexHNSWFlat on the same vectors: build time, bytes against
+    the raw vectors, and recall@10 and speed for each efSearch."""
+    import faiss
+
+    def build():
+        index = faiss.IndexHNSWFlat(DIM, m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        index.add(vectors)
+        return index
+
+    hnsw, t_build = timed(build)
+    stored = len(faiss.serialize_index(hnsw))
+    say(f"faiss IndexHNSWFlat (M {m}, efConstruction {ef_construction}) built "
+        f"in {t_build:.1f} s; {mib(stored)} serialized, "
+        f"{stored / vectors.nbytes:.2f}x the raw vectors")
+    nq = len(queries)
+    say(f"{'efSearch':>8} {'recall@10':>10} {'speed-up':>9} {'q/s':>8}")
+    for ef in EF_SEARCH:
+        hnsw.hnsw.efSearch = ef
+        (_, found), t_h = fastest(lambda: hnsw.search(queries, TOP))
+        say(f"{ef:>8} {neighbour_recall(found, truth):10.4f} "
+            f"{t_exact / t_h:8.1f}x {nq / t_h:8,.0f}")
+
+
 def bench_dense(cfg, rng):
     n, nq = cfg["dense_n"], cfg["dense_queries"]
     say(f"## 2. Dense: {n:,} vectors of {DIM} dims (float32), {nq:,} queries, top {TOP}")
@@ -397,6 +427,7 @@ def bench_dense(cfg, rng):
         f"{true_sims[:, -1].mean():.2f}")
     rows = ivf_table("clustered", vectors, queries, truth, cfg["n_lists"],
                      t_exact, rng, with_faiss=True)
+    hnsw_table(vectors, queries, truth, t_exact)
     good = [r for r in rows if r[1] >= 0.95 and r[2] >= 10]
     if good:
         nprobe, rec, speed = good[0]
