@@ -171,6 +171,40 @@ def test_an_executed_notebook_keeps_no_machine_details(tmp_path, capfd):
     assert "without encryption" not in capfd.readouterr().err
 
 
+def test_a_timing_cell_is_stored_as_a_note_and_the_rest_as_run(tmp_path):
+    """A real kernel run: the output of a cell tagged nbval-ignore-output (a
+    timing) becomes a fixed note, so two builds agree; other cells keep theirs."""
+    from tools.build import VARIES, VARIES_NOTE, execute
+
+    timed = nbformat.v4.new_code_cell("import time\nprint(time.perf_counter())")
+    timed.metadata["tags"] = [VARIES]
+    nb = nbformat.v4.new_notebook(cells=[timed, nbformat.v4.new_code_cell("print(6 * 7)")])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
+                                 "name": "python3"}
+    nbformat.write(nb, tmp_path / "timed.ipynb")
+    first, second = (execute(tmp_path / "timed.ipynb", cwd=tmp_path) for _ in range(2))
+    assert [o["text"] for o in first.cells[0].outputs] == [VARIES_NOTE]
+    assert nbformat.writes(first) == nbformat.writes(second)
+    assert first.cells[1].outputs[0]["text"] == "42\n"
+
+
+def test_the_reading_edition_stores_no_timing():
+    """Every cell a master tags nbval-ignore-output is a timing, and notebooks/
+    keeps the note for it, not the seconds of the machine that built it."""
+    from tools.build import VARIES, VARIES_NOTE
+
+    tagged = 0
+    for master in MASTERS:
+        built = nbformat.read(ROOT / "notebooks" / master.name, as_version=4)
+        for cell in built.cells:
+            if VARIES in cell.metadata.get("tags", []):
+                tagged += 1
+                assert "perf_counter" in cell.source, \
+                    f"{master.name}: {VARIES} on a cell that times nothing"
+                assert [o.get("text") for o in cell.outputs] == [VARIES_NOTE]
+    assert tagged >= 1
+
+
 def test_committed_notebooks_name_no_python_version_or_path():
     """notebooks/ and release/ carry no interpreter version, repo path or temp path."""
     version = re.compile(r"\b3\.1\d\.\d+\b")
