@@ -198,6 +198,15 @@ def _batches(texts: list[str], batch_size: int):
         yield rows, ids, mask
 
 
+def _as_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, or a TypeError naming the argument."""
+    texts = list(texts)
+    for t in texts:
+        if not isinstance(t, str):
+            raise TypeError(f"texts must be strings (got {type(t).__name__})")
+    return texts
+
+
 def projection(dim: int, seed: int = 0) -> np.ndarray:
     """A fixed random ``(384, dim)`` matrix that shortens token vectors.
 
@@ -260,12 +269,18 @@ class MiniLMEncoder:
         except OSError:  # a read-only place (a grading sandbox): no cache
             pass
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        # one BLAS thread: on a busy machine (tests run two workers on two
-        # cores) threads that wait for each other cost 3-5 times the time
+    def _blas(self):
+        """A context that runs numpy's products on ``threads`` BLAS threads.
+
+        One by default: on a busy machine (tests run two workers on two
+        cores) threads that wait for each other cost 3-5 times the time.
+        """
         from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(limits=self.threads, user_api="blas"):
+        return threadpool_limits(limits=self.threads, user_api="blas")
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        with self._blas():
             return self._encode_batches(texts)
 
     def _encode_batches(self, texts: list[str]) -> np.ndarray:
@@ -278,10 +293,7 @@ class MiniLMEncoder:
 
     def embed_many(self, texts: Sequence[str]) -> np.ndarray:
         """``(n, 384)`` float64 array, one unit row per text, in order."""
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must be strings (got {type(t).__name__})")
+        texts = _as_texts(texts)
         found = {t: self._read(t) for t in set(texts)} if self.cache else {}
         todo = sorted(t for t in set(texts) if found.get(t) is None)
         if todo:
@@ -309,18 +321,13 @@ class MiniLMEncoder:
         cosines. Not cached on disk: the shipped files of
         :func:`load_token_vectors` hold what the notebooks need.
         """
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise TypeError(f"texts must be strings (got {type(t).__name__})")
+        texts = _as_texts(texts)
         shrink = None if dim is None else projection(dim, seed)
-        out: list[np.ndarray] = [np.zeros((0, dim or self.dim), np.float32)] * len(texts)
         if not texts:
-            return out
-        from threadpoolctl import threadpool_limits
-
+            return []
+        out: list[np.ndarray] = [None] * len(texts)  # every row is filled below
         model = load_model()
-        with threadpool_limits(limits=self.threads, user_api="blas"):
+        with self._blas():
             for rows, ids, mask in _batches(texts, self.batch_size):
                 hidden = _last_layer(model["w"], ids, mask)
                 for r, i in enumerate(rows):

@@ -116,17 +116,17 @@ def test_answer_stores_citations_as_a_tuple():
     assert Answer("x").citations == () and Answer("x").abstained is False
 
 
-@pytest.mark.parametrize(
-    "args, kind, name",
-    [
-        ((42, []), TypeError, "question"),
-        (("q", "not chunks"), TypeError, "chunks"),
-        (("q", [object()]), TypeError, "chunks[0]"),
-        (("q", [], 1.5), TypeError, "min_overlap"),
-        (("q", [], True), TypeError, "min_overlap"),
-        (("q", [], 0), ValueError, "min_overlap"),
-    ],
-)
+BAD_READER_INPUT = [
+    ((42, []), TypeError, "question"),
+    (("q", "not chunks"), TypeError, "chunks"),
+    (("q", [object()]), TypeError, "chunks[0]"),
+    (("q", [], 1.5), TypeError, "min_overlap"),
+    (("q", [], True), TypeError, "min_overlap"),
+    (("q", [], 0), ValueError, "min_overlap"),
+]
+
+
+@pytest.mark.parametrize("args, kind, name", BAD_READER_INPUT)
 def test_grounded_answer_bad_input(args, kind, name):
     """Wrong types and values are refused with the argument's name."""
     with pytest.raises(kind, match=rf"^{name.replace('[', '.').replace(']', '.')}"):
@@ -179,17 +179,7 @@ def test_best_sentence_returns_a_frozen_match():
         got.score = 2.0
 
 
-@pytest.mark.parametrize(
-    "args, kind, name",
-    [
-        ((42, []), TypeError, "question"),
-        (("q", "not chunks"), TypeError, "chunks"),
-        (("q", [object()]), TypeError, "chunks[0]"),
-        (("q", [], 1.5), TypeError, "min_overlap"),
-        (("q", [], True), TypeError, "min_overlap"),
-        (("q", [], 0), ValueError, "min_overlap"),
-    ],
-)
+@pytest.mark.parametrize("args, kind, name", BAD_READER_INPUT)
 def test_best_sentence_bad_input(args, kind, name):
     """The same refusals as grounded_answer, naming the argument."""
     with pytest.raises(kind, match=rf"^{name.replace('[', '.').replace(']', '.')}"):
