@@ -40,11 +40,12 @@ import ast
 import builtins
 import contextlib
 import dataclasses
-import importlib
 import io
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import types
 import uuid
@@ -61,17 +62,24 @@ KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
 TWINS = {"maxsim_rerank": {"rerank"}}
 BUILTIN_NAMES = set(vars(builtins))
-CALL_ALLOWANCE = 0.02  # seconds of a cell's time limit added per call to the kernel
 LOAD = ("import sys, types\n"
         "_m = types.ModuleType('_rag_judge')\n"
         "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
         "sys.modules['_rag_judge'] = _m\n"
         "del _m")
-LOOP = "__import__('sys').modules['_rag_judge'].loop()"
+LOOP = "__import__('sys').modules['_rag_judge'].loop({nonce!r})"
 
 
 class JudgeError(Exception):
     """The kernel gave no usable answer (it died, hung or was tampered with)."""
+
+
+class OutOfTime(JudgeError):
+    """The cell's time limit passed (the kernel's time and the judge's own)."""
+
+
+class NotData(Exception):
+    """The kernel's answer is not data this grader decodes."""
 
 
 class DelegatedToPackage(Exception):
@@ -190,7 +198,10 @@ class Judge:
         self.mine: dict[int, object] = {}
         self.serving = 0  # callbacks of the kernel being answered, nested
         self.looping = None  # the kernel's request loop, while a test runs
-        self.budget = self.timeout  # seconds the kernel may still take this cell
+        # when the cell's time is up: everything done for it counts, the
+        # kernel's work, the traffic and the judge's own (decoding, callbacks)
+        self.deadline = time.monotonic() + self.timeout
+        self.fault = None  # a failure no test code may catch (Judge.fail)
         self.ns = Namespace(self)
         from ragkit.reference import fresh
         # the grading helpers are the judge's own, never looked up in the kernel
@@ -214,10 +225,15 @@ class Judge:
                                     store_history=False))
 
     def start_loop(self) -> None:
-        """Put the kernel in its request loop (judge_kernel.loop)."""
-        self.looping = self.kc.execute(LOOP, silent=True, store_history=False,
-                                       allow_stdin=True)
-        self._await_result()  # its first input(): ready
+        """Put the kernel in its request loop (judge_kernel.loop), and wait
+        for its first input(); what an earlier, interrupted loop still asks
+        is answered with the end."""
+        nonce = uuid.uuid4().hex
+        self.looping = self.kc.execute(LOOP.format(nonce=nonce), silent=True,
+                                       store_history=False, allow_stdin=True)
+        ready = json.dumps({"ready": nonce})
+        while self._await_result() != ready:
+            self.kc.input(json.dumps({"end": True}))
 
     def end_loop(self) -> None:
         """Let the loop return, and wait for its cell to finish."""
@@ -228,13 +244,11 @@ class Judge:
         self._wait_reply(msg_id)
 
     def _wait_reply(self, msg_id: str) -> None:
-        """Wait (within the cell's budget) until the kernel has finished the
+        """Wait (within the cell's time) until the kernel has finished the
         execute request `msg_id`."""
-        since = time.monotonic()
         while True:
-            since = self._charge(since)
             try:
-                msg = self.kc.shell_channel.get_msg(timeout=min(5.0, self.budget))
+                msg = self.kc.shell_channel.get_msg(timeout=self._left())
             except Empty:
                 if not self._kernel("is_alive"):
                     raise JudgeError("the kernel died") from None
@@ -242,17 +256,61 @@ class Judge:
             if msg["parent_header"].get("msg_id") == msg_id:
                 return
 
-    def _charge(self, since: float) -> float:
-        """Count the time since `since` against the cell's budget (what the
-        student's code may spend per test cell, summed over its calls; the
-        judge's own work is not counted); the time now. Past the budget the
-        kernel is interrupted and the test fails."""
-        now = time.monotonic()
-        self.budget -= now - since
-        if self.budget <= 0:
+    def _left(self) -> float:
+        """Seconds until the cell's deadline, at most 5 (so a dead kernel is
+        noticed); past it the test fails."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:  # (the caller interrupts the kernel: _abandon_loop)
+            raise self.fail(OutOfTime("ran past the time limit"))
+        return min(left, 5.0)
+
+    def _abandon_loop(self, grace: float = 5.0) -> None:
+        """After a failure mid-call (time up, an answer that is not data):
+        interrupt the kernel and end its request loop, answering whatever it
+        still asks with the end, for at most `grace` seconds. A kernel that
+        keeps asking, or ignores the interrupt, is left to GuardedExecute,
+        which stops it when it does not answer."""
+        msg_id, self.looping = self.looping, None
+        if msg_id is None or self.kc is None:
+            return
+        with contextlib.suppress(Exception):
             self._kernel("interrupt_kernel")
-            raise JudgeError("ran past the time limit")
-        return now
+        until = time.monotonic() + grace
+        while time.monotonic() < until:
+            with contextlib.suppress(Empty):
+                msg = self.kc.stdin_channel.get_msg(timeout=0.05)
+                if msg["header"]["msg_type"] == "input_request":
+                    self.kc.input(json.dumps({"end": True}))
+            with contextlib.suppress(Empty):
+                reply = self.kc.shell_channel.get_msg(timeout=0.05)
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    return
+
+    def fail(self, err: Exception) -> Exception:
+        """Note `err` as the cell's verdict (a test that catches every
+        exception cannot pass over it), and return it to raise."""
+        if self.fault is None:
+            self.fault = err
+        return err
+
+    @contextlib.contextmanager
+    def _alarm(self):
+        """A hard stop at the deadline, whatever the judge is doing then
+        (where it can be set: in the main thread)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def ring(*_):
+            raise self.fail(OutOfTime("ran past the time limit"))
+
+        old = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, max(self.deadline - time.monotonic(), 0.001))
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
 
     def _kernel(self, method: str):
         """km.<method>(), whether nbclient gave us an async kernel manager or not."""
@@ -275,11 +333,9 @@ class Judge:
 
     def _await_result(self) -> str:
         kc = self.kc
-        since = time.monotonic()
         while True:
-            since = self._charge(since)
             try:
-                msg = kc.stdin_channel.get_msg(timeout=min(self.budget, 5.0))
+                msg = kc.stdin_channel.get_msg(timeout=self._left())
             except Empty:
                 if not self._kernel("is_alive"):
                     raise JudgeError("the kernel died") from None
@@ -287,75 +343,66 @@ class Judge:
             if msg["header"]["msg_type"] != "input_request":
                 continue
             prompt = msg["content"].get("prompt", "")
+            if type(prompt) is not str:
+                raise self.fail(NotData("the kernel sent a request that is not text"))
             if prompt.startswith(wire.RESULT):
-                self._charge(since)
                 return prompt[len(wire.RESULT):]
-            since = self._charge(since)
             kc.input(self.answer_callback(prompt))
-            since = time.monotonic()
 
     def ask(self, request: dict, name: str = ""):
         """Send `request` to the kernel; its answer as plain data (or raise)."""
         self.calls += 1
-        # the traffic of a call is not the student's time: each call adds a
-        # little to what the cell may spend waiting for the kernel
-        self.budget += CALL_ALLOWANCE
+        if not (self.serving or self.looping):
+            self.start_loop()
+        text = self._nested(request)
         try:
-            if not (self.serving or self.looping):
-                self.start_loop()
-            text = self._nested(request)
-            reply = json.loads(text)
-        except ValueError as err:
-            raise JudgeError(f"the kernel's answer is not plain data ({err})") from None
-        if type(reply) is not dict:
-            raise JudgeError("the kernel's answer is not plain data")
-        if "raise" in reply:
-            raise self.rebuild(reply["raise"])
+            reply = wire.loads(text)
+            if type(reply) is not dict:
+                raise ValueError("not a reply")
+            error = self.rebuild(reply["raise"]) if "raise" in reply else None
+            value = None
+            if error is None and not {"delegated", "tampered", "missing"} & set(reply):
+                value = wire.Decoder(self.resolve)(reply.get("value"))
+        except (ValueError, TypeError) as err:
+            raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
+                                    f"this grader takes ({str(err)[:200]})")) from None
+        if error is not None:
+            raise error
         if "delegated" in reply:
-            twins = ", ".join(map(str, reply["delegated"]))
             raise DelegatedToPackage(
-                f"{name} runs ragkit's own {twins}, the piece this task asks you "
-                "to build; write it yourself (calling ragkit is fine where a task says so)")
+                f"{name} runs ragkit's own piece that this task asks you to build; "
+                "write it yourself (calling ragkit is fine where a task says so)")
         if reply.get("tampered"):
             raise TracingTurnedOff(f"{name} turned off the grader's call tracing")
         if "missing" in reply:
             raise KeyError(name)
-        value = wire.from_plain(reply.get("value"), self.resolve, self.make)
         if reply.get("callable") is not None and isinstance(value, StudentName):
             object.__setattr__(value, "_name", name)
         return value
 
     @staticmethod
     def rebuild(exc) -> BaseException:
-        """The student's exception, as the judge's own class of that name."""
+        """The student's exception, as a class of the judge's own named like
+        theirs, whose base is the built-in exception theirs derives from
+        (looked up in wire.EXCEPTIONS; anything else is an Exception)."""
         if type(exc) is not dict:
-            return JudgeError("the kernel's answer is not plain data")
-        name, base, message = (str(exc.get(k, "")) for k in ("name", "base", "message"))
-        kind = getattr(builtins, base, None)
-        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
-            kind = Exception
-        if issubclass(kind, (KeyboardInterrupt, SystemExit, GeneratorExit)):
-            kind = RuntimeError
-        if getattr(builtins, name, None) is not kind and name.isidentifier():
-            kind = type(name, (kind,), {})
+            raise ValueError("an error that is not data")
+        name, base, message = (str(exc.get(k, ""))[:2000] for k in ("name", "base", "message"))
+        kind = wire.EXCEPTIONS.get(base, Exception)
+        if wire.EXCEPTIONS.get(name) is not kind and name.isidentifier():
+            kind = type(name[:100], (kind,), {})
         return kind(message)
 
     def resolve(self, tag, value):
+        """A handle in the kernel's answer: one of the student's objects
+        (left in the kernel), or one of the judge's own it was sent."""
+        if type(value) is not int:
+            raise ValueError("a handle that is not a number")
         if tag == "$ref":
-            return StudentName(self, int(value), "the student's object")
-        if tag == "$jref":
-            return self.mine[int(value)]
-        raise ValueError(f"unknown handle {tag}")
-
-    @staticmethod
-    def make(name: str, fields: dict, jid=None):
-        module, _, qualname = name.partition(":")
-        if not (module == "ragkit" or module.startswith("ragkit.")):
-            raise ValueError(f"not a ragkit type: {name}")
-        cls = importlib.import_module(module)
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-        return cls(**fields)
+            return StudentName(self, value, "the student's object")
+        if tag == "$jref" and value in self.mine:
+            return self.mine[value]
+        raise ValueError(f"not a handle the judge gave: {tag[:10]}")
 
     def known(self, obj):
         """The student's objects go back as themselves; ragkit's dataclasses
@@ -397,35 +444,56 @@ class Judge:
         return {"$jref": id(obj)}
 
     def answer_callback(self, prompt: str) -> str:
-        """The kernel's stand-in for a judge object asks the judge to use it."""
-        self.budget += CALL_ALLOWANCE
+        """The kernel's stand-in for a judge object asks the judge to use it:
+        the object is picked by the number the judge gave it (self.mine), and
+        what is sent with the request is decoded as data."""
         if not prompt.startswith(wire.ASK):
             return json.dumps({"raise": {"name": "EOFError", "base": "EOFError",
                                          "message": "input() is not available while grading"}})
         self.serving += 1
         try:
-            req = json.loads(prompt[len(wire.ASK):])
-            obj = self.mine[int(req["ref"])]
-            op = req["op"]
+            req = wire.loads(prompt[len(wire.ASK):])
+            if type(req) is not dict or type(req.get("ref")) is not int:
+                raise ValueError("not a request")
+            obj = self.mine[req["ref"]]
+            op = req.get("op")
+            decode = wire.Decoder(self.resolve)
             if op == "call":
-                args = wire.from_plain(req["args"], self.resolve, self.make)
-                kwargs = wire.from_plain(req["kwargs"], self.resolve, self.make)
-                value = obj(*args, **{str(k): v for k, v in kwargs.items()})
-            elif op == "getattr" and not str(req["name"]).startswith("_"):
-                value = getattr(obj, str(req["name"]))
+                args, kwargs = decode(req.get("args")), decode(req.get("kwargs"))
+                if type(args) is not list or type(kwargs) is not dict or \
+                        not all(type(k) is str for k in kwargs):
+                    raise ValueError("not a call")
+                value = obj(*args, **kwargs)
+            elif op == "getattr":
+                value = self.member(obj, req.get("name"))
             elif op == "len":
                 value = len(obj)
             elif op == "list":
                 value = list(obj)
             elif op == "getitem":
-                value = obj[wire.from_plain(req["key"], self.resolve, self.make)]
+                value = obj[decode(req.get("key"))]
             else:
-                raise ValueError(f"no such request: {op}")
+                raise ValueError("no such request")
             return json.dumps({"value": self.plain(value)})
+        except OutOfTime:
+            raise
         except Exception as err:  # noqa: BLE001 (sent back as the student's error)
             return json.dumps({"raise": wire._exception(err)})
         finally:
             self.serving -= 1
+
+    @staticmethod
+    def member(obj, name):
+        """A public attribute of one of ragkit's own objects: the kernel's
+        `name` picks one from the object's own list of them, and the judge
+        reads it by the name on that list."""
+        module = getattr(type(obj), "__module__", "") or ""
+        if not (module == "ragkit" or module.startswith(("ragkit.", "_ragkit_reference_"))):
+            raise AttributeError("only ragkit's objects lend their attributes")
+        members = {n: n for n in dir(obj) if not n.startswith("_")}
+        if type(name) is not str or name not in members:
+            raise AttributeError("no such attribute")
+        return getattr(obj, members[name])
 
     # --- what the test code sees -----------------------------------------
 
@@ -472,17 +540,20 @@ class Judge:
             return
         if self.kc is None:
             self.connect()
-        self.budget = self.timeout
+        self.deadline = time.monotonic() + self.timeout
+        self.fault = None
         try:
-            with contextlib.redirect_stdout(io.StringIO()), \
+            with self._alarm(), contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
                 try:
                     self._exec(source, f"<setup cell {index}>")
                 finally:
-                    if self.looping:
+                    if self.fault is not None:
+                        self._abandon_loop()
+                    elif self.looping:
                         self.end_loop()
         except Exception:  # noqa: BLE001 (a test that needs it will say so)
-            self.looping = None
+            self._abandon_loop()
 
     def run_test(self, source: str, label: str, hidden: bool) -> list[dict]:
         """Run one test cell; its outputs: none for a pass, one error for a
@@ -491,25 +562,36 @@ class Judge:
             self.connect()
         self.ns.fetched.clear()
         self.mine.clear()
-        self.budget = self.timeout
+        self.deadline = time.monotonic() + self.timeout
+        self.fault = None
         printed = io.StringIO()
         failure = None
         try:
-            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            with self._alarm(), contextlib.redirect_stdout(printed), \
+                    contextlib.redirect_stderr(printed):
                 try:
                     self._exec(source, label)
                 finally:
-                    if self.looping:
+                    if self.fault is not None:
+                        self._abandon_loop()
+                    elif self.looping:
                         self.ask({"op": "forget"})
                         self.end_loop()
+        except NotData as err:
+            failure = ("NotData", str(err))
         except JudgeError as err:
+            self._abandon_loop()
             failure = (("CellTimeoutError", "the student's code ran past the time limit")
-                       if "time limit" in str(err) else
+                       if isinstance(err, OutOfTime) else
                        ("KernelDied", "the kernel died while running this cell's calls "
                                       "(exit, crash, or a resource limit)")
                        if "died" in str(err) else ("JudgeError", str(err)))
         except Exception as err:  # noqa: BLE001 (a failing test, whatever it raised)
             failure = (type(err).__name__, " ".join(str(err).split())[:2000])
+        if isinstance(self.fault, NotData):
+            failure = ("NotData", str(self.fault))
+        elif isinstance(self.fault, OutOfTime):
+            failure = ("CellTimeoutError", "the student's code ran past the time limit")
         outputs = []
         text = printed.getvalue()
         if text and not hidden:

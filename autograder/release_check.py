@@ -46,6 +46,8 @@ LIMIT_ERRORS = [
      "tests a function that runs ragkit's own twin of the piece it builds; scored 0"),
     (lambda e: e["ename"] == "TracingTurnedOff",
      "tests a function that turned off the grader's call tracing; scored 0"),
+    (lambda e: e["ename"] == "NotData",
+     "answered with something that is not plain data; scored 0"),
 ]
 
 

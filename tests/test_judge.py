@@ -92,7 +92,7 @@ def test_what_is_not_data_does_not_cross():
 
 def test_ragkit_objects_cross_as_ragkit_objects():
     chunks = chunk_documents(load_documents()[:1], "sentence", size=25)
-    got = crossed(chunks, make=judge.Judge.make)
+    got = crossed(chunks)
     assert got == chunks and type(got[0]) is type(chunks[0])
 
 
@@ -102,9 +102,82 @@ def test_a_deep_or_unknown_answer_is_refused():
         deep = [deep]
     with pytest.raises(wire.NotPlain):
         wire.to_plain(deep)
-    for bad in ({"$float": "1e999"}, {"$unknown": 1}, {}, {"$obj": "os:system", "fields": {}}):
-        with pytest.raises((ValueError, AttributeError)):
-            wire.from_plain(bad, make=judge.Judge.make)
+    for bad in ({"$float": "1e999"}, {"$unknown": 1}, {}, {"$obj": "os:system", "fields": {}},
+                {"plain": "mapping"}, {"$tuple": "abc"}, {"$dict": [[1, 2, 3]]}):
+        with pytest.raises(ValueError):
+            wire.from_plain(bad)
+
+
+def test_a_name_in_an_answer_is_never_imported_or_walked(monkeypatch):
+    """The attack of issue 30: a class that claims a ragkit module, whose
+    dotted name leads through modules ragkit imports to os.system. The
+    decoder takes only names of its own table, and imports nothing else."""
+    imported = []
+    real = __import__("importlib").import_module
+    monkeypatch.setattr("importlib.import_module",
+                        lambda name, *a: imported.append(name) or real(name, *a))
+    for name in ("ragkit.reference:os.system", "ragkit.corpus:json.loads",
+                 "ragkit.chunking:Chunk.__init__.__globals__", "ragkit:reference",
+                 "ragkit.chunking:Chunk ", ["ragkit.chunking:Chunk"]):
+        with pytest.raises(ValueError, match="value types"):
+            wire.from_plain({"$obj": name, "fields": {"command": "true"}})
+    assert imported == []
+    # a known type with fields it does not have is refused too
+    with pytest.raises(ValueError, match="fields"):
+        wire.from_plain({"$obj": "ragkit.chunking:Chunk", "fields": {"command": "true"}})
+
+
+@pytest.mark.parametrize("answer", [
+    {"$nd": "<U1000000000", "shape": [4], "data": ["a", "b", "c", "d"]},
+    {"$nd": "<f8", "shape": [100000, 100000], "b64": ""},
+    {"$nd": "|V99999999", "shape": [1], "b64": "AAAA"},
+    {"$nd": "O", "shape": [10 ** 9], "data": []},
+    {"$nd": "O", "shape": [200000], "data": ["x" * 2000] + ["y"] * 199999},
+    {"$np": "<U999999999", "v": "x"},
+    {"$series": {"values": [], "dtype": "string[pyarrow]", "index": [], "name": None}},
+    {"$index": {"values": [1], "dtype": "category", "name": None}},
+    {"$f8": "A" * (200 * 2 ** 20)},
+])
+def test_a_description_is_checked_before_memory_is_taken(answer):
+    """Each describes far more memory than its JSON holds, or a type the
+    grader does not take: refused, or (the long strings) kept as objects,
+    without taking more than a few MB."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        try:
+            got = wire.from_plain(answer)
+        except ValueError:
+            got = None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 40 * 2 ** 20, f"decoding took {peak / 2 ** 20:.0f} MB"
+    if isinstance(got, np.ndarray):  # the 200,000 strings: objects, not 1.6 GB of <U2000
+        assert got.dtype == object and got.shape == (200000,)
+
+
+def test_an_answer_too_large_or_deep_is_refused_as_text():
+    with pytest.raises(ValueError, match="larger"):
+        wire.loads(" " * (wire.MAX_BYTES + 1))
+    with pytest.raises(ValueError, match="deep"):
+        wire.loads("[" * 100000 + "]" * 100000)
+    many = [0] * (wire.MAX_VALUES // 2 + 1)
+    with pytest.raises(ValueError, match="values"):
+        wire.from_plain({"$tuple": [many, many]})
+
+
+def test_arrays_cross_as_their_bytes_in_a_known_dtype():
+    arr = np.arange(12, dtype=">i4").reshape(3, 4)  # big-endian: crosses little-endian
+    sent = wire.to_plain(arr)
+    assert set(sent) == {"$nd", "shape", "b64"} and sent["$nd"] == "<i4"
+    got = wire.from_plain(json.loads(json.dumps(sent)))
+    assert got.dtype == np.dtype("<i4") and (got == arr).all() and got.flags.writeable
+    with pytest.raises(ValueError, match="bytes"):
+        wire.from_plain({**sent, "b64": sent["b64"][:-8]})  # fewer bytes than its shape
+    with pytest.raises(wire.NotPlain):
+        wire.to_plain(np.zeros(2, dtype=np.complex128))
 
 
 def test_a_foreign_exception_keeps_its_name_and_kind():
@@ -117,6 +190,18 @@ def test_a_foreign_exception_keeps_its_name_and_kind():
     assert str(err) == "questions.json: item 2"
     stop = judge.Judge.rebuild(wire._exception(SystemExit(3)))
     assert not isinstance(stop, SystemExit)
+    # a base that is not a built-in exception is no lookup: a plain Exception
+    odd = judge.Judge.rebuild({"name": "system", "base": "os", "message": "x"})
+    assert type(odd).__name__ == "system" and type(odd).__mro__[1] is Exception
+
+
+def test_the_kernel_reads_attributes_only_of_ragkit_objects():
+    chunk = chunk_documents(load_documents()[:1], "sentence", size=25)[0]
+    assert judge.Judge.member(chunk, "text") == chunk.text
+    for obj, name in ((chunk, "__class__"), (chunk, "_private"), (chunk, "nope"),
+                      (json, "loads"), (len, "__self__"), (chunk, 3)):
+        with pytest.raises(AttributeError):
+            judge.Judge.member(obj, name)
 
 
 def test_the_judge_copies_only_the_cells_the_tests_need():

@@ -295,6 +295,35 @@ ATTACKS = {
                          "def word_count(text):\n"
                          "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                          "    while True:\n        pass"),
+    # round four (issue 30): the wire between kernel and judge. An answer
+    # whose class claims a ragkit module and whose name leads to os.system:
+    # decoded by looking the name up, it ran as the grader; it is data or
+    # nothing now, and the file it would leave in the repository stays away
+    "judge_object_by_name": ("tiny_a", "import dataclasses, pathlib, ragkit\n\n"
+                             "@dataclasses.dataclass\nclass system:\n    command: str\n\n"
+                             "system.__module__ = 'ragkit.reference'\n"
+                             "system.__qualname__ = 'os.system'\n"
+                             "TARGET = pathlib.Path(ragkit.__file__).resolve().parents[1]\n\n"
+                             "def word_count(text):\n"
+                             "    return system(f'touch {TARGET}/HOSTILE_WAS_HERE.txt')"),
+    # the kernel's half of the wire rewritten to describe an array of a few
+    # GB in a few bytes: refused before anything is allocated
+    "judge_huge_array": ("tiny_a", "import sys\n\nwire = sys.modules['_rag_judge']\n"
+                         "honest = wire.to_plain\n\n"
+                         "def inflated(value, *args, **kwargs):\n"
+                         "    if type(value) is int:\n"
+                         "        return {'$nd': '<U1000000000', 'shape': [4], "
+                         "'data': ['4', '4', '4', '4']}\n"
+                         "    return honest(value, *args, **kwargs)\n\n"
+                         "wire.to_plain = inflated\n\n"
+                         "def word_count(text):\n    return len(tokenize(text))"),
+    # a call that asks the judge back without end: the judge's answers count
+    # against the cell's time limit, which holds
+    "judge_callback_flood": ("tiny_a", "import json, sys\n\n"
+                             "ASK = sys.modules['_rag_judge'].ASK\n\n"
+                             "def word_count(text):\n    while True:\n        try:\n"
+                             "            input(ASK + json.dumps({'op': 'len', 'ref': 1}))\n"
+                             "        except Exception:\n            pass"),
 }
 
 # which parts each attack should cost; "died_in" = the part whose cell kills
@@ -304,7 +333,8 @@ LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "sys_exit": "a", "keyboard_interrupt": "a",
         "patch_ragkit": "a", "lying_equality": "a", "ast_transformer": "a",
         "pre_run_hook": "a", "displayhook_call": "a", "lying_lambda_eq": "a",
-        "lying_str": "c"}
+        "lying_str": "c", "judge_object_by_name": "a", "judge_huge_array": "a",
+        "judge_callback_flood": "a"}
 # cheats that pass part A's visible test and lose only its hidden point
 HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a", "patch_fresh_code": "a"}
 DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a",
@@ -328,6 +358,11 @@ NOTES = {
                          f"{NB}: cell 'tiny_a' ignored the interrupt at its time limit; "
                          "the kernel was stopped, later cells scored 0"],
     "exit_when_called": [f"{NB}: cell 'tiny_test_a' killed the kernel; later cells scored 0"],
+    **{case: [f"{NB}: cell '{gid}' answered with something that is not plain data; "
+              "scored 0" for gid in ("tiny_test_a", "tiny_hidden_a")]
+       for case in ("judge_object_by_name", "judge_huge_array")},
+    "judge_callback_flood": [f"{NB}: cell '{gid}' ran past the time limit"
+                             for gid in ("tiny_test_a", "tiny_hidden_a")],
     "hang_when_called": [f"{NB}: cell 'tiny_test_a' ran past the time limit",
                          f"{NB}: cell 'tiny_test_a' ignored the interrupt at its time limit; "
                          "the kernel was stopped, later cells scored 0"],
