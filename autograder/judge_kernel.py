@@ -40,7 +40,7 @@ MAX_ARRAY_BYTES = 128 * 2 ** 20
 ARRAY_DTYPES = frozenset({"<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1",
                           "<u8", "<u4", "<u2", "|u1", "|b1"})
 PANDAS_DTYPES = frozenset({"int64", "int32", "float64", "float32", "bool", "object",
-                           "str", "string"})
+                           "str", "string", "Int64", "Int32", "Float64", "boolean"})
 # the value types of ragkit that cross as themselves, by the name they cross
 # under; the module and class to build are read from this table, never from
 # the answer (a name that is not here is refused)
@@ -231,6 +231,13 @@ class Decoder:
         self._spend(len(value))
         return [self(v, depth) for v in value]
 
+    def _list(self, value, depth: int) -> list:
+        """A list, however it crossed (a row of floats crosses as `$f8`)."""
+        got = self(value, depth)
+        if type(got) is not list:
+            raise ValueError("not an answer: a list was expected")
+        return got
+
     def _float(self, value, data, depth):
         if value not in ("nan", "inf", "-inf"):
             raise ValueError("bad float")
@@ -326,21 +333,21 @@ class Decoder:
         import pandas as pd
         if type(value) is not dict:
             raise ValueError("bad index")
-        return pd.Index(self._items(value.get("values"), depth),
+        return pd.Index(self._list(value.get("values"), depth),
                         dtype=self._dtype(value.get("dtype")), name=self(value.get("name"), depth))
 
     def _mindex(self, value, data, depth):
         import pandas as pd
         if type(value) is not dict:
             raise ValueError("bad index")
-        return pd.MultiIndex.from_tuples(self._items(value.get("tuples"), depth),
-                                         names=self._items(value.get("names"), depth))
+        return pd.MultiIndex.from_tuples(self._list(value.get("tuples"), depth),
+                                         names=self._list(value.get("names"), depth))
 
     def _series(self, value, data, depth):
         import pandas as pd
         if type(value) is not dict:
             raise ValueError("bad series")
-        return pd.Series(self._items(value.get("values"), depth),
+        return pd.Series(self._list(value.get("values"), depth),
                          index=self(value.get("index"), depth),
                          name=self(value.get("name"), depth),
                          dtype=self._dtype(value.get("dtype")))
@@ -349,7 +356,7 @@ class Decoder:
         import pandas as pd
         if type(value) is not dict:
             raise ValueError("bad frame")
-        columns = self._items(value.get("data"), depth)
+        columns = self._list(value.get("data"), depth)
         index = self(value.get("index"), depth)
         frame = pd.concat(columns, axis=1) if columns else pd.DataFrame(index=index)
         frame.columns = self(value.get("columns"), depth)

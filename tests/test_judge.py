@@ -253,3 +253,14 @@ def test_two_threads_can_parse_at_once():
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_frames_of_many_numbers_cross():
+    """A column of more than eight floats crosses as bytes ($f8)."""
+    frame = pd.DataFrame({"k1=1.5": pd.array([1, None] * 6, dtype="Int64"),
+                          "mrr": np.linspace(0, 1, 12)},
+                         index=[f"q{i:02d}" for i in range(12)])
+    got = crossed(frame)
+    pd.testing.assert_frame_equal(got, frame)
+    index = pd.Index(np.linspace(0, 1, 20), name="x")
+    pd.testing.assert_index_equal(crossed(index), index)
