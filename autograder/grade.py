@@ -68,11 +68,11 @@ from nbgrader_cli import GRADER_FILES, course_folder
 from nbgrader_run import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
+from grader_sandbox import code_folder, read_results, scrub
 from grading_outcome import Outcome
 from release_check import (
-    ReleaseCells, check_submission, copied_from_master, hidden_code_shown, limits_hit,
-    own_files, release_cells)
-from results import notebook_scores, print_results, write_results, zero_scores
+    ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
+from results import print_results, write_results, zero_scores
 from resume import (
     DONE, grading_key, kept, prepare_out, store, student_key, student_work)
 
@@ -118,7 +118,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     # itself scores any other missing notebook 0)
     for name in unreadable or ([] if present else [min(release)]):
         shutil.copy(template / "release" / assignment / name, copy / name)
-    env = install_kernel(course, limits, assignment)
+    env = install_kernel(course, limits, assignment, code_folder(work))
     cgroup = sandbox_settings(course).get("cgroup") or {}
     settings: dict = {"GuardedExecute": {
         "max_output_bytes": limits.output_bytes,
@@ -135,20 +135,26 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     # only autograde runs student code, and only its kernels are sandboxed
     failed = run_steps(course, assignment, student, settings, log, env,
                        limits.student_seconds)
-    if (course / "steps.json").exists():
-        outcome.steps = json.loads((course / "steps.json").read_text())
+    with contextlib.suppress(OSError, ValueError):  # written in the sandbox: data or nothing
+        steps = json.loads((course / "steps.json").read_text()[:4096])
+        outcome.steps = {str(k)[:40]: float(v) for k, v in steps.items()
+                         if type(v) in (int, float)}
+    release_kernel(course)  # every process of the student's sandboxes ends here
+    scrub(course)  # what root copies out next: files and folders, no link
+    if not failed:
+        try:
+            results = read_results(course)
+        except ValueError as err:
+            failed = f"grading step left no results ({err})"
     if failed:
         outcome.problems.append(f"nbgrader {failed}; see logs/{student}.log")
     else:
-        outcome.scores, outcome.cells, outcome.to_mark = notebook_scores(
-            course, assignment, student)
+        outcome.scores, outcome.cells = results["scores"], results["cells"]
+        outcome.to_mark = results["to_mark"]
         outcome.graded = True
-        outcome.problems += limits_hit(course / "autograded" / student / assignment)
-        outcome.problems += hidden_code_shown(course / "feedback",
-                                              course / "source" / assignment)
+        outcome.problems += results["problems"]
     outcome.seconds = round(time.monotonic() - start, 1)
     store(outcome, course, log, keep)
-    release_kernel(course)
     shutil.rmtree(course, ignore_errors=True)
     return outcome
 
@@ -405,6 +411,7 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
         fresh: list[Outcome] = []
         if todo or blocked:
             template = prepare_template(work, args.assignment, args.notebook, source)
+            code_folder(work)  # the grader's modules, as its sandbox sees them
             zero_scores(template, args.assignment, blocked)
         if todo:
             release = release_cells(template / "release" / args.assignment)
@@ -422,8 +429,7 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
                     o = Outcome(s.name, problems=[crash_line(err)])
                     course, log = student_work(work, s.name)
                     try:
-                        if (course / "runtime").exists():  # its kernel's folder was made
-                            release_kernel(course)
+                        release_kernel(course)  # if its kernel's folder was made
                     except Exception:  # noqa: BLE001 (the problem line says enough)
                         pass
                     try:  # stored without a key (for its log): the next run tries again

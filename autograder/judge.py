@@ -62,6 +62,13 @@ KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
 TWINS = {"maxsim_rerank": {"rerank"}}
 BUILTIN_NAMES = set(vars(builtins))
+# A hole made on purpose, for the hostile class only: with the environment
+# variable below set to 1 (tests/test_hostile.py sets it for one batch), an
+# answer that is a string starting with HOLE_MARK is run as code here. It
+# shows what code that reached the judge could do where the judge runs
+# (grader_sandbox.py): nothing. Never set it when grading a class.
+HOLE_VARIABLE = "RAGKIT_TEST_JUDGE_RUNS_ANSWERS"
+HOLE_MARK = "#run-in-the-judge\n"
 LOAD = ("import sys, types\n"
         "_m = types.ModuleType('_rag_judge')\n"
         "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
@@ -208,6 +215,7 @@ class Judge:
         self.ns.update(__builtins__=builtins, __name__="__main__",
                        get_ipython=lambda: _Shell(), fresh=fresh, using=self.using)
         self.calls = 0
+        self.hole = os.environ.get(HOLE_VARIABLE) == "1"
 
     # --- the wire -------------------------------------------------------
 
@@ -263,6 +271,14 @@ class Judge:
         if left <= 0:  # (the caller interrupts the kernel: _abandon_loop)
             raise self.fail(OutOfTime("ran past the time limit"))
         return min(left, 5.0)
+
+    @staticmethod
+    def _run_answer(code: str):
+        """The test-only hole (see HOLE_MARK): the answer's text runs here,
+        in the judge's process, and its `answer` is the answer."""
+        names: dict = {}
+        exec(compile(code, "<answer run by the judge>", "exec"), names)  # noqa: S102
+        return names.get("answer")
 
     def _abandon_loop(self, grace: float = 5.0) -> None:
         """After a failure mid-call (time up, an answer that is not data):
@@ -376,6 +392,8 @@ class Judge:
             raise TracingTurnedOff(f"{name} turned off the grader's call tracing")
         if "missing" in reply:
             raise KeyError(name)
+        if self.hole and type(value) is str and value.startswith(HOLE_MARK):
+            value = self._run_answer(value)
         if reply.get("callable") is not None and isinstance(value, StudentName):
             object.__setattr__(value, "_name", name)
         return value

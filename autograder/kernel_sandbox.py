@@ -197,6 +197,9 @@ def outside(settings_file: str, connection_file: str) -> None:
     zygote = Path(s["runtime"]) / ZYGOTE  # root's folder: no one else names it
     if zygote.exists():
         attach(zygote, info)  # returns only when the zygote cannot be reached
+    if s.get("grader") and os.geteuid() != 0:
+        raise SystemExit("kernel_sandbox: the student's zygote is gone, and the grader's "
+                         "sandbox cannot start a kernel without it")
     join_cgroup(s.get("cgroup"))
     inner = [sys.executable, "-S", INSIDE, "--inside", json.dumps(limits_of(s)),
              CONNECTION]
@@ -224,17 +227,28 @@ def with_this_file(cmd: list[str], *more: str) -> list[str]:
 
 
 def confine(limits_json: str) -> None:
-    """Inside the sandbox: set the limits and drop root."""
+    """Inside the sandbox: set the limits and drop root (to the uid, with a
+    group of the same number and the supplementary `groups`)."""
     lim = json.loads(limits_json)
     for which, value in ((resource.RLIMIT_AS, lim["memory"]),
                          (resource.RLIMIT_FSIZE, lim["file"]),
                          (resource.RLIMIT_NPROC, lim["nproc"]),
                          (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(which, (value, value))
+        if value is not None:
+            resource.setrlimit(which, (value, value))
     if lim["uid"] is not None and os.getuid() == 0:
-        os.setgroups([])
+        os.setgroups([int(g) for g in lim.get("groups", [])])
         os.setgid(lim["uid"])
         os.setuid(lim["uid"])
+    if lim["uid"] is not None and (os.getuid() == 0 or os.geteuid() == 0):
+        raise SystemExit("kernel_sandbox: could not drop root")
+
+
+def run_confined(limits_json: str, cmd: list[str]) -> None:
+    """Inside the grader's sandbox (grader_sandbox.py): confine, then run
+    `cmd` as the grader's user."""
+    confine(limits_json)
+    os.execvp(cmd[0], cmd)
 
 
 def inside(limits_json: str, connection_file: str) -> None:
@@ -332,12 +346,15 @@ def start_zygote(course: Path, assignment: str, student: str,
     if not settings.exists():
         return None
     s = json.loads(settings.read_text(encoding="utf-8"))
-    if not s.get("preload"):
+    if not s.get("preload") and not s.get("grader"):
         return None
     runtime = Path(s["runtime"])
     work = course / "autograded" / student / assignment  # where nbgrader runs kernels
     beside = course / "submitted" / student / assignment  # what it copies there
-    preload = [*ALWAYS_PRELOAD, *s["preload"]]
+    # nothing preloaded: each kernel execs anew (--kernel-start exec, which
+    # as root still goes through the zygote: the grader's user cannot start
+    # a sandbox)
+    preload = [*ALWAYS_PRELOAD, *s["preload"]] if s.get("preload") else []
     pending = runtime / f"{ZYGOTE}.new"
     with contextlib.suppress(FileNotFoundError):
         pending.unlink()
@@ -414,7 +431,9 @@ def zygote(limits_json: str, listen_fd: str, ready_fd: str, preload_json: str) -
     confine(limits_json)
     import importlib
 
-    for name in json.loads(preload_json):
+    preload = json.loads(preload_json)
+    _Zygote.fresh = not preload
+    for name in preload:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 (the kernel will say it when it imports)
@@ -479,12 +498,20 @@ def become_kernel(info: dict, fds: list[int], sockets: str) -> None:
             os.close(fd)
     with contextlib.suppress(OSError):
         Path("/proc/self/oom_score_adj").write_text("0")
+    os.umask(0o007)  # its sockets: for the grader's user too, through the group
+    conn = own_connection_file(info, sockets)
+    if _Zygote.fresh:  # --kernel-start exec: a new interpreter for every kernel
+        os.execv(sys.executable, [sys.executable, INSIDE, "--kernel", conn])
     import random
 
     random.seed()
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
-    run_kernel(own_connection_file(info, sockets))
+    run_kernel(conn)
+
+
+class _Zygote:
+    fresh = False  # each kernel execs a new interpreter instead of forking on
 
 
 def clean_up(keep: dict[str, set[str]]) -> None:
@@ -541,7 +568,9 @@ def runtime_tmpfs(folder: str, uid: int | None) -> str | None:
             raise OSError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
 
     owner = f",uid={uid},gid={uid}" if uid is not None else ""
-    data = f"size={RUNTIME_BYTES},nr_inodes={RUNTIME_FILES},mode=0700{owner}".encode()
+    # the grader's user (grader_sandbox.py) has the kernel's group: it enters
+    # and connects to the sockets, which the kernel makes group-writable
+    data = f"size={RUNTIME_BYTES},nr_inodes={RUNTIME_FILES},mode=0770{owner}".encode()
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
     try:
         check(libc.unshare(CLONE_NEWNS), "unshare")
@@ -733,7 +762,9 @@ def cgroup_note(memory_bytes: int, tasks: int) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--inside":
+    if sys.argv[1] == "--run":
+        run_confined(sys.argv[2], sys.argv[4:])
+    elif sys.argv[1] == "--inside":
         inside(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "--kernel":
         run_kernel(sys.argv[2])

@@ -97,7 +97,8 @@ def master_imports(masters: Path) -> list[str]:
     return sorted(names)
 
 
-def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, str]:
+def install_kernel(course: Path, limits: Limits, assignment: str,
+                   code: Path | None = None) -> dict[str, str]:
     """Give `course` a `python3` kernelspec that starts kernels sandboxed;
     returns the environment variables nbgrader must run with to use it.
 
@@ -105,12 +106,16 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
     the connection files into CONNECTIONS/ and the zygote's socket lies
     beside it; only SOCKETS/, where the kernels bind their sockets, is the
     sandbox's (kernel_sandbox.py: a small tmpfs when run as root). As root,
-    the student's sandbox also gets a cgroup (`cgroup` in the settings)."""
+    the student's sandbox also gets a cgroup (`cgroup` in the settings), and
+    the rest of the student's grading a sandbox of its own, as another user,
+    with `code` (grader_sandbox.code_folder) as its copy of the grader's
+    modules (`grader` in the settings)."""
+    import grader_sandbox
     from kernel_sandbox import CONNECTIONS, SOCKETS, make_cgroup
 
     # a short local path: Unix socket paths are limited to ~100 characters
     runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))  # 0700, the grader's
-    (course / "runtime").write_text(str(runtime))  # removed with the course
+    INSTALLED[str(course)] = (runtime, {})  # what release_kernel undoes
     (runtime / CONNECTIONS).mkdir(mode=0o700)
     (runtime / SOCKETS).mkdir(mode=0o700)
     env = {"JUPYTER_RUNTIME_DIR": str(runtime / CONNECTIONS)}
@@ -121,8 +126,16 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
         return env
     if limits.uid is not None:  # made just now, in a folder only root can write
         os.chown(runtime / SOCKETS, limits.uid, limits.uid)
+    grader = None
+    if limits.uid is not None and code is not None:
+        uid = grader_sandbox.grader_uid(limits.uid)
+        os.chown(runtime / CONNECTIONS, uid, uid)
+        grader = {"uid": uid, "kernel_uid": limits.uid, "code": str(code),
+                  "cgroup": make_cgroup(f"grader-{limits.uid}", grader_sandbox.MEMORY_BYTES,
+                                        grader_sandbox.TASKS)}
     settings = course / "kernel_sandbox.json"
-    settings.write_text(json.dumps({
+    settings.write_text(json.dumps(INSTALLED[str(course)][1].setdefault("settings", {
+        "grader": grader,
         "uid": limits.uid, "memory_bytes": limits.memory_bytes,
         "processes": limits.processes, "file_bytes": limits.file_bytes,
         "scratch_bytes": limits.scratch_bytes, "readonly": readonly_paths(),
@@ -131,11 +144,12 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
                               limits.processes + SANDBOX_TASKS)
         if limits.uid is not None else None,
         "preload": master_imports(course / "source" / assignment)
-        if limits.kernel_start == "fork" else []}))
+        if limits.kernel_start == "fork" else []})))
+    here = Path(grader["code"]) if grader else HERE  # what the grader's sandbox sees
     spec = course / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, str(HERE / "kernel_sandbox.py"), str(settings),
+        "argv": [sys.executable, str(here / "kernel_sandbox.py"), str(settings),
                  "{connection_file}"],
         "display_name": "Python 3 (sandboxed for grading)", "language": "python",
         # bwrap does not pass signals on: interrupt through the control channel
@@ -146,17 +160,28 @@ def install_kernel(course: Path, limits: Limits, assignment: str) -> dict[str, s
 
 
 def sandbox_settings(course: Path) -> dict:
-    """What install_kernel wrote for `course`'s kernels ({} unsandboxed)."""
-    settings = course / "kernel_sandbox.json"
-    return json.loads(settings.read_text()) if settings.exists() else {}
+    """What install_kernel wrote for `course`'s kernels ({} unsandboxed), as
+    it wrote them (kept in memory, not read back from the course folder)."""
+    return INSTALLED.get(str(course), (None, {}))[1].get("settings", {})
+
+
+# course folder -> (its runtime folder, {"settings": what install_kernel wrote}),
+# kept in memory: once the grader's user has had the course folder, nothing
+# root does may depend on a file in it
+INSTALLED: dict[str, tuple[Path, dict]] = {}
 
 
 def release_kernel(course: Path) -> None:
-    """Remove the student's runtime folder and cgroup (install_kernel)."""
+    """Remove the student's runtime folder and cgroups (install_kernel),
+    killing whatever still runs in them; nothing when none was installed."""
     from kernel_sandbox import remove_cgroup
 
-    remove_cgroup(sandbox_settings(course).get("cgroup"))
-    shutil.rmtree(Path((course / "runtime").read_text()), ignore_errors=True)
+    runtime, kept = INSTALLED.pop(str(course), (None, {}))
+    settings = kept.get("settings", {})
+    remove_cgroup(settings.get("cgroup"))
+    remove_cgroup((settings.get("grader") or {}).get("cgroup"))
+    if runtime is not None:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def run_nbgrader(args: list[str], course: Path, log: Path,

@@ -65,7 +65,51 @@ def sockets_on_tmpfs(course: str) -> None:
 
 
 def main(course: str, assignment: str, student: str, settings: str) -> int:
+    """Grade one student: in a sandbox as the grader's user when install_kernel
+    set one up (as root: `outer`), else here (`steps`)."""
+    sandbox = Path(course, "kernel_sandbox.json")
+    s = json.loads(sandbox.read_text(encoding="utf-8")) if sandbox.exists() else {}
+    if s.get("grader") and os.geteuid() == 0:
+        return outer(course, assignment, student, settings, s)
     sockets_on_tmpfs(course)
+    return steps(course, assignment, student, settings, zygote_here=True)
+
+
+def outer(course: str, assignment: str, student: str, settings: str, s: dict) -> int:
+    """As root: the kernels' sockets folder, the student's zygote, then the
+    steps in the grader's sandbox (grader_sandbox.py), which asks the zygote
+    for its kernels; its exit status."""
+    import subprocess
+
+    import grader_sandbox
+    from kernel_sandbox import ZYGOTE, join_cgroup
+
+    sockets_on_tmpfs(course)
+    zygote = start_zygote(Path(course), assignment, student)
+    try:
+        if zygote is None:
+            print("the student's zygote did not start: no kernel can run", flush=True)
+            return 1
+        grader = s["grader"]
+        os.chown(Path(s["runtime"], ZYGOTE), grader["uid"], grader["uid"])
+        grader_sandbox.hand_over(Path(course), grader["uid"])
+        code = Path(grader["code"])
+        inner = [sys.executable, str(code / "nbgrader_steps.py"), "--inner", course,
+                 assignment, student, settings]
+        env = grader_sandbox.environment(s, Path(course), dict(os.environ))
+        cmd = grader_sandbox.command(inner, Path(course), s, code, env)
+        cgroup = grader.get("cgroup")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup else None)
+        return proc.wait()
+    finally:
+        stop_zygote(zygote)
+
+
+def steps(course: str, assignment: str, student: str, settings: str,
+          zygote_here: bool) -> int:
+    """nbgrader's two steps for one student, then what the grader reads of
+    them, as data, in COURSE/results.json."""
     os.chdir(course)  # nbgrader_config.py looks for rag_feedback.py here
     sys.path.insert(0, course)
     config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
@@ -77,7 +121,7 @@ def main(course: str, assignment: str, student: str, settings: str) -> int:
     def autograde():
         # one sandbox for the student's kernels, forking each from preloaded
         # imports (kernel_sandbox.py); only autograde runs student code
-        zygote = start_zygote(Path(course), assignment, student)
+        zygote = start_zygote(Path(course), assignment, student) if zygote_here else None
         try:
             return api.autograde(assignment, student, force=True)
         finally:
@@ -95,8 +139,24 @@ def main(course: str, assignment: str, student: str, settings: str) -> int:
         print(f"{result.get('log', '')}{result.get('error') or ''}", flush=True)
         if not result["success"]:
             return code
+    write_results(Path(course), assignment, student)
     return 0
 
 
+def write_results(course: Path, assignment: str, student: str) -> None:
+    """The scores from the student's gradebook and the problems read from
+    the autograded notebooks and feedback pages, as COURSE/results.json."""
+    from release_check import hidden_code_shown, limits_hit
+    from results import notebook_scores
+
+    scores, cells, to_mark = notebook_scores(course, assignment, student)
+    problems = limits_hit(course / "autograded" / student / assignment)
+    problems += hidden_code_shown(course / "feedback", course / "source" / assignment)
+    (course / "results.json").write_text(json.dumps(
+        {"scores": scores, "cells": cells, "to_mark": to_mark, "problems": problems}))
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--inner":  # in the grader's sandbox (outer)
+        sys.exit(steps(*sys.argv[2:], zygote_here=False))
     sys.exit(main(*sys.argv[1:]))

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 # the grader's own modules: a change to any of them grades every student again
 GRADING_CODE = ("grade", "intake", "release_check", "nbgrader_run", "resume", "results",
                 "grading_outcome", "nbgrader_steps", "kernel_sandbox", "nbgrader_config",
-                "nbgrader_cli", "editions")
+                "nbgrader_cli", "editions", "grader_sandbox")
 
 
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild

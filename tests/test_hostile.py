@@ -50,7 +50,7 @@ SAMPLE = ["correct", "ast_transformer", "lying_str", "leak_hidden",
           "patch_builtins", "lower_points", "too_many_files", "link_student",
           "link_assignment", "link_inside", "named_pipe", "ignore_interrupt",
           "notebook_output_flood", "too_many_cells", "judge_object_by_name",
-          "judge_huge_array", "judge_callback_flood"]
+          "judge_huge_array", "judge_callback_flood", "judge_code_execution"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 
@@ -60,9 +60,11 @@ def expected(every: bool = False) -> dict[str, tuple[float, list[str]]]:
         rows = {r["case"]: (float(r["score"]),
                             sorted(filter(None, r["problems"].split(" | "))))
                 for r in csv.DictReader(fh)}
+    if os.geteuid() != 0:  # the judge runs in a sandbox of its own only as root
+        rows.pop("judge_code_execution")
     if every or EVERY_CASE:
         return rows
-    return {case: rows[case] for case in SAMPLE}
+    return {case: rows[case] for case in SAMPLE if case in rows}
 
 
 def grade(subs: Path, out: Path, *extra: str, **popen) -> subprocess.Popen:
@@ -122,8 +124,8 @@ def batch(tmp_path_factory):
     listener = Listener()
     listener.start()
     started = time.monotonic()
-    try:
-        proc = grade(subs, tmp / "out")
+    try:  # the judge's test-only hole open (judge_code_execution)
+        proc = grade(subs, tmp / "out", env={**os.environ, "RAGKIT_TEST_JUDGE_RUNS_ANSWERS": "1"})
         stdout, stderr = proc.communicate(timeout=1800)
     finally:
         listener.stop()

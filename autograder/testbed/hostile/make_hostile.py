@@ -324,6 +324,39 @@ ATTACKS = {
                              "def word_count(text):\n    while True:\n        try:\n"
                              "            input(ASK + json.dumps({'op': 'len', 'ref': 1}))\n"
                              "        except Exception:\n            pass"),
+    # code that reached the judge's process on purpose (the test-only hole
+    # judge.HOLE_VARIABLE, set by tests/test_hostile.py): it runs there as
+    # the grader's user in the grader's sandbox, and finds nothing to read
+    # or write; if it did, word_count would be wrong and part A lost
+    "judge_code_execution": ("tiny_a", "PROBE = r\'\'\'#run-in-the-judge\n"
+                             "import os, pathlib, socket, sys\nimport ragkit\n"
+                             "from ragkit.text import tokenize\nfound = []\n"
+                             "if os.getuid() == 0 or os.geteuid() == 0:\n"
+                             "    found.append('root')\n"
+                             "repo = pathlib.Path(ragkit.__file__).resolve().parents[1]\n"
+                             "found += [n for n in ('source', 'release', 'autograder', '.git', "
+                             "'tests', 'notebooks') if (repo / n).exists()]\n"
+                             "here = pathlib.Path.cwd()\n"
+                             "home = str(next(p for p in [here, *here.parents] "
+                             "if p.name == 'course'))  # the student's own course folder\n"
+                             "skip = ('/proc', '/sys', '/dev', '/usr', '/etc', "
+                             "sys.prefix, sys.base_prefix, home, str(repo))\n"
+                             "for top, dirs, files in os.walk('/'):\n"
+                             "    dirs[:] = [d for d in dirs if not os.path.join(top, d)"
+                             ".startswith(skip)]\n"
+                             "    found += [f for f in files if f.endswith(('.ipynb', '.db', "
+                             "'.csv'))]\n"
+                             "for folder in (repo, repo / 'ragkit', repo / 'data', "
+                             "pathlib.Path(sys.prefix), pathlib.Path('/'), "
+                             "pathlib.Path(home).parent):\n    try:\n"
+                             "        (folder / 'HOSTILE_WAS_HERE.txt').write_text('x')\n"
+                             "        found.append(str(folder))\n    except OSError:\n"
+                             "        pass\ntry:\n"
+                             f"    socket.create_connection(('127.0.0.1', {PORT}), timeout=2)"
+                             ".close()\n    found.append('network')\nexcept OSError:\n"
+                             "    pass\nanswer = -1 if found else len(tokenize(TEXT))\n"
+                             "\'\'\'\n\n\ndef word_count(text):\n"
+                             "    return PROBE.replace('TEXT', repr(text))"),
 }
 
 # which parts each attack should cost; "died_in" = the part whose cell kills
