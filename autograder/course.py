@@ -53,6 +53,7 @@ from nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_en
                           run_nbgrader_checked)
 from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder
+from similarity import notes as similarity_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -333,6 +334,10 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
              for g, p in parts_of(master).items()}
     lab_paths = path_of_cells(source / "lab") if (source / "lab").is_dir() else {}
     rows = []
+    similar: dict[str, str] = {}  # student -> the similarity report's note
+    for a in names:
+        for student, note in similarity_notes(out / a).items():
+            similar[student] = "; ".join(filter(None, [similar.get(student), note]))
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         changed = still_to_check(gb, changed_answers(course))
         if (course / CHANGED_FILE).is_file():  # forget the answers marked again
@@ -344,6 +349,8 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
                      if key.split("/")[0] == student]
             if check:
                 row["note"] = f"{CHANGED}: " + ", ".join(check)
+            if student in similar:
+                row["note"] = "; ".join(filter(None, [row.get("note"), similar[student]]))
             total = out_of = 0.0
             for a in names:
                 try:

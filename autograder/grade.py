@@ -24,9 +24,10 @@ student this script
      `export`, in a course folder of its own with its own gradebook, so that
      students run in parallel without sharing a database (nbgrader issue 174);
   3. keeps hidden tests out of the feedback (issues 917 and 1363);
-  4. runs each kernel (only the kernel: nbgrader, the gradebook and the
-     masters stay outside) under bubblewrap with resource limits
-     (kernel_sandbox.py): it sees the Python environment, ragkit/ and data/
+  4. as root, runs the student's grading (nbgrader, the judge, feedback) in
+     a sandbox of its own as an unprivileged user (grader_sandbox.py), and
+     each kernel in another, as another user, under bubblewrap with
+     resource limits (kernel_sandbox.py): it sees the Python environment, ragkit/ and data/
      read-only and its own size-limited scratch folders, nothing else, and
      has no network; as root, a cgroup caps the whole sandbox's memory and
      tasks (where the machine has one: the first line printed says); a
@@ -35,6 +36,9 @@ student this script
      (rag_feedback.GuardedExecute). One sandbox serves all of a
      student's notebooks: its zygote imports what the masters import once
      and forks a clean kernel per notebook (--kernel-start fork).
+
+After grading, answers close to ragkit's source or to another student's
+are listed for a person (similarity.py; OUT/similarity.csv, report.html).
 
 A finished student is kept in --out/.students/ under a key made of the
 submission's bytes, the masters and the grading settings, so running the same
@@ -68,7 +72,8 @@ from nbgrader_cli import GRADER_FILES, course_folder
 from nbgrader_run import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
-from grader_sandbox import code_folder, read_results, scrub
+import similarity
+from grader_sandbox import code_folder, read_results, run_unprivileged, scrub
 from grading_outcome import Outcome
 from release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
@@ -157,6 +162,26 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     store(outcome, course, log, keep)
     shutil.rmtree(course, ignore_errors=True)
     return outcome
+
+
+def similar_answers(out: Path, release: Path, code: Path, uid: int | None) -> list[dict]:
+    """Answers close to ragkit's source or to another student's (similarity.py,
+    run unprivileged in a sandbox: it reads the students' notebooks); [] with
+    a warning when it cannot run."""
+    if not release.is_dir() or shutil.which("bwrap") is None:
+        return []
+    try:
+        text = run_unprivileged(
+            [sys.executable, str(code / "similarity.py"), str(out / DONE), str(release),
+             release.name, str(ROOT / "ragkit")], [out / DONE, release], code, uid)
+        rows = json.loads(text)
+        keys = ("notebook", "cell", "student", "other", "share", "other_share",
+                "code", "other_code")
+        return [{k: row.get(k) for k in keys} for row in rows
+                if type(row) is dict and all(type(row.get(k)) is str for k in keys[:4])]
+    except Exception as err:  # noqa: BLE001 (the grades stand without it)
+        print(f"similarity report not made: {err}", file=sys.stderr)
+        return []
 
 
 def progress(total: int, done: int):
@@ -442,11 +467,16 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
                 fresh = run_dask(todo, args.scheduler, grade, bar)
             else:
                 fresh = run_local(todo, args.jobs, grade, bar)
+        release = (work / "_template" if todo or blocked else source.parent) \
+            / "release" / args.assignment
+        similar = similar_answers(out, release, code_folder(work),
+                                  args.sandbox_uid - 1 if os.geteuid() == 0 else None)
     bar.close()
     outcomes = sorted([*reused.values(), *fresh, *refused], key=lambda o: o.student)
     for o in outcomes:  # file names and messages a student chose: printable
         o.problems = [plain(p) for p in o.problems]
     scores = write_results(out, outcomes, path_of_cells(source / args.assignment))
+    similarity.write(out, similar)
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
             raise SystemExit(f"submission of {s.name} changed during grading")
@@ -454,7 +484,7 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
         import report
 
         try:
-            report.write(out, scores, outcomes)
+            report.write(out, scores, outcomes, similar)
         except Exception as err:  # noqa: BLE001 (the grades are written already)
             print(f"report.html not written: {err!r}", file=sys.stderr)
 

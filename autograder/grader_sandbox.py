@@ -186,3 +186,44 @@ def environment(settings: dict, course: Path, extra: dict[str, str]) -> dict[str
                JUPYTER_CONFIG_DIR="/tmp/.jupyter", JUPYTER_DATA_DIR="/tmp/.jupyter-data")
     env.setdefault("LANG", "C.UTF-8")
     return env
+
+
+def run_unprivileged(cmd: list[str], readonly: list[Path], code: Path, uid: int | None,
+                     seconds: float = 600, output_bytes: int = RESULTS_BYTES) -> str:
+    """Run `cmd` (a module of `code`, which reads students' files) in a
+    sandbox that sees the system, the Python environment, ragkit, `code` and
+    `readonly`, all read-only, with no network; as `uid` when root. Its
+    standard output, at most `output_bytes` of it."""
+    import subprocess
+
+    from kernel_sandbox import SYSTEM
+
+    seen = sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix)),
+                   str(ROOT / "ragkit"), str(code), *map(str, readonly)})
+    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
+            "--unshare-net", "--unshare-ipc", "--unshare-uts", "--clearenv"]
+    for path in SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
+    for path in sorted({str(p) for t in seen for p in Path(t).parents
+                        if str(p) not in ("/", "/tmp")}):
+        args += ["--perms", "0755", "--dir", path]
+    for path in seen:
+        args += ["--ro-bind", path, path]
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp",
+           "LANG": "C.UTF-8", "MPLCONFIGDIR": "/tmp/.mpl"}
+    for name, value in sorted(env.items()):
+        args += ["--setenv", name, value]
+    limits = {"memory": None, "file": FILE_BYTES, "nproc": TASKS, "uid": uid, "groups": []}
+    argv = [*args, "--chdir", "/tmp", sys.executable, "-S", str(code / "kernel_sandbox.py"),
+            "--run", json.dumps(limits), "--", *cmd]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                          timeout=seconds)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{Path(cmd[1]).name} failed: "
+                           f"{proc.stderr.decode(errors='replace')[-500:]}")
+    return proc.stdout[:output_bytes].decode("utf-8", errors="replace")

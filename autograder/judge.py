@@ -8,7 +8,8 @@ from it can be forged, and the hidden tests' own code, which that kernel
 runs, can be printed into the student's feedback.
 
 Here, GuardedExecute hands every graded test cell to a Judge instead. The
-judge is a namespace in the grader's process that runs the master's test
+judge is a namespace in nbgrader's process (which, as root, runs as an
+unprivileged user in a sandbox of its own: grader_sandbox.py) that runs the master's test
 code (nbgrader has already put the master's source back into every graded
 cell) beside the master's own locked cells that the tests need (the setup
 cell's imports and data, fixtures). When a test reads a name the judge does
@@ -22,7 +23,10 @@ data. So:
   nothing for a pass, one error line for a failure;
 * an answer is a plain `str`, `float`, list, numpy array or DataFrame by the
   time a test compares it; a subclass that lies about `==` arrives as the
-  plain value it holds;
+  plain value it holds; what crosses is decoded as data and nothing else
+  (judge_kernel.Decoder: no import, attribute walk or call by a name the
+  kernel sent, every size checked before it is allocated), and a cell's
+  time limit holds for all the work done for it, the judge's included;
 * the hidden tests' code never enters the kernel (only their inputs do), so
   no hook or `linecache` trick there can print it;
 * the reference (`fresh()`) is the judge's own copy;

@@ -100,7 +100,29 @@ def figures(folder: Path, totals: pd.DataFrame, tests: pd.DataFrame) -> None:
     plt.close(fig)
 
 
-def write(out: Path, scores: pd.DataFrame, outcomes) -> Path:
+def similar_section(rows: list[dict]) -> list[str]:
+    """The answers that look copied, each beside what it looks like."""
+    esc = html.escape
+    page = ["<h2>Answers that look copied (for a person to judge)</h2>",
+            "<p>Each answer below shares most of its code (names and literals "
+            "aside) with ragkit's source or with another student's answer to the "
+            "same cell (autograder/similarity.py). Nothing is deducted for it: "
+            "read the two side by side and decide.</p>"]
+    if not rows:
+        return page + ["<p>None.</p>"]
+    for row in rows:
+        share = f"{row['share']:.0%}" + (f" / {row['other_share']:.0%}"
+                                         if row.get("other_share") is not None else "")
+        other = row.get("other_code") or f"(ragkit's source: {row['other']})"
+        page.append(f"<h3>{esc(row['student'])} and {esc(row['other'])}: "
+                    f"{esc(row['notebook'])}, cell {esc(row['cell'])} ({share} shared)</h3>"
+                    "<table><tr><td style='vertical-align:top'><pre>"
+                    f"{esc(row.get('code') or '')}</pre></td>"
+                    f"<td style='vertical-align:top'><pre>{esc(other)}</pre></td></tr></table>")
+    return page
+
+
+def write(out: Path, scores: pd.DataFrame, outcomes, similar: list[dict] | None = None) -> Path:
     folder = out / "report"
     folder.mkdir(exist_ok=True)
     totals, tests, problems = tables(scores, outcomes)
@@ -131,6 +153,7 @@ def write(out: Path, scores: pd.DataFrame, outcomes) -> Path:
             f"<h2>Submissions with problems ({problems['student'].nunique()})</h2>",
             problems.to_html(index=False, escape=True) if len(problems)
             else "<p>None.</p>",
+            *similar_section(similar or []),
             "<p>Tables: " + ", ".join(f"<a href='report/{esc(n)}'>{esc(n)}</a>"
                                       for n in ("totals.csv", "tests.csv",
                                                 "problems.csv")) + ".</p>"]
