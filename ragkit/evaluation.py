@@ -24,6 +24,7 @@ __all__ = [
     "CHUNKERS",
     "bootstrap_interval",
     "chunk_size_study",
+    "cluster_bootstrap_interval",
     "evaluate_files",
     "evaluate_modes",
     "first_gold_ranks",
@@ -60,6 +61,57 @@ def bootstrap_interval(
     # one row of indices per resample: questions drawn with replacement
     picks = rng.integers(0, data.size, size=(n_boot, data.size))
     means = data[picks].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def cluster_bootstrap_interval(
+    values: Sequence[float],
+    clusters: Sequence,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """A percentile bootstrap interval for the mean of ``values``, drawing
+    whole clusters instead of single values.
+
+    ``clusters[i]`` names the group value ``i`` belongs to, such as the
+    paragraph a SQuAD question was written from. Questions from one
+    paragraph tend to succeed or fail together, so they are not independent
+    draws; resampling paragraphs with replacement (and every question of a
+    drawn paragraph with it) shows how much the mean would move with another
+    draw of paragraphs. Each resample's mean is over all the values it
+    holds, so large clusters weigh by their size. Clusters are numbered in
+    order of first appearance; with every value in a cluster of its own,
+    the result equals :func:`bootstrap_interval` with the same ``seed``.
+    For a paired comparison, pass the per-question differences.
+    """
+    data = np.asarray(values, dtype=float)
+    if data.ndim != 1 or data.size == 0:
+        raise ValueError(
+            f"values must be a non-empty 1-D sequence (got shape {data.shape})")
+    if not np.isfinite(data).all():
+        raise ValueError("values must be finite numbers")
+    if isinstance(clusters, (str, bytes)) or not isinstance(clusters, Sequence):
+        raise TypeError(
+            f"clusters must be a list of labels (got {type(clusters).__name__})")
+    if len(clusters) != data.size:
+        raise ValueError(
+            f"clusters must have one label per value (got {len(clusters)} "
+            f"for {data.size})")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1 (got level={level})")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive int (got n_boot={n_boot!r})")
+    code: dict = {}
+    labels = np.array([code.setdefault(c, len(code)) for c in clusters])
+    sums = np.bincount(labels, weights=data)
+    sizes = np.bincount(labels).astype(float)
+    rng = np.random.default_rng(seed)
+    # one row of cluster numbers per resample, drawn with replacement
+    picks = rng.integers(0, len(code), size=(n_boot, len(code)))
+    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

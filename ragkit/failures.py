@@ -27,8 +27,10 @@ __all__ = [
     "AUDIENCES",
     "COLUMN",
     "COLUMNS",
+    "COLUMN_RULE",
     "FENCE_CLOSE",
     "FENCE_OPEN",
+    "FIGURE_BOX",
     "INJECTION_PATTERNS",
     "OUTCOMES",
     "RECORD_KEYS",
@@ -69,7 +71,18 @@ STAGES = (
 
 COLUMNS = ("retrieval", "reader", "loop")
 
-# Figure 8.1: which column each failure stage belongs to ("ok" has none)
+# the one rule that files a failure in a column, stated in notebook 08 (next
+# to Figure 8.1), in notebook 09's failure analysis and in the project's
+# Part C; tests/test_taxonomy.py checks that all of them say it
+COLUMN_RULE = (
+    "A failure goes in the column of the stage that could have turned the "
+    "reply into the right one, with the corpus as it stands."
+)
+
+# Figure 8.1: which column each failure stage belongs to ("ok" has none).
+# "should have abstained" is Barnett et al.'s missing content: no search
+# can fetch a passage the corpus lacks, so only the reader, by declining,
+# can give the right reply; that puts it in the reader column
 COLUMN = {
     "bad citation": "reader",
     "should have abstained": "reader",
@@ -80,6 +93,17 @@ COLUMN = {
     "reader missed it": "reader",
 }
 
+# the box of Figure 8.1 that names what each triage stage detects
+FIGURE_BOX = {
+    "bad citation": "bad citation",
+    "should have abstained": "missing content",
+    "too many searches": "runaway loop",
+    "not retrieved": "missed top-ranked docs",
+    "ranked too low": "missed top-ranked docs",
+    "not in context": "not in context",
+    "reader missed it": "not extracted",
+}
+
 RECORD_KEYS = (
     "answerable", "gold_rank", "k", "in_prompt", "answered", "correct",
     "citations_ok", "searches", "max_searches",
@@ -87,7 +111,13 @@ RECORD_KEYS = (
 
 
 def column_of(stage: str) -> str | None:
-    """The Figure 8.1 column of ``stage``, or None for ``"ok"``."""
+    """The Figure 8.1 column of ``stage``, or None for ``"ok"``.
+
+    Columns follow :data:`COLUMN_RULE`: a failure is filed under the stage
+    whose fix would have made the reply right with the corpus as it is, so
+    an unanswerable question that got a reply (missing content) is the
+    reader's, since only a refusal is right and only the reader can give it.
+    """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES} (got {stage!r})")
     return COLUMN.get(stage)

@@ -319,3 +319,63 @@ def test_evaluate_files_hands_its_embedder_to_the_retriever(tmp_path):
                             "How many browning levels?",
                             "What colour is the fridge?"]
     assert table["hit"].tolist() == [1.0]
+
+
+# ------------------------------------------------ cluster bootstrap
+
+from ragkit.evaluation import cluster_bootstrap_interval
+
+
+def test_cluster_bootstrap_with_singleton_clusters_is_the_plain_one():
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 2, 40).astype(float)
+    for seed in (0, 5):
+        assert cluster_bootstrap_interval(
+            values, [f"c{i}" for i in range(40)], seed=seed) \
+            == bootstrap_interval(values, seed=seed)
+
+
+def test_cluster_bootstrap_matches_a_plain_loop_over_whole_clusters():
+    # unequal clusters, labels in no sorted order, drawn by hand
+    values = [1.0, 1.0, 0.0, 0.5, 1.0, 0.0, 0.0, 1.0, 1.0]
+    clusters = ["p7", "p7", "p2", "p9", "p9", "p9", "p2", "p4", "p7"]
+    members = {}
+    for value, label in zip(values, clusters):
+        members.setdefault(label, []).append(value)
+    order = list(members)  # first appearance: p7, p2, p9, p4
+    rng = np.random.default_rng(11)
+    picks = rng.integers(0, len(order), size=(700, len(order)))
+    means = []
+    for row in picks:
+        drawn = [v for i in row for v in members[order[i]]]
+        means.append(sum(drawn) / len(drawn))
+    want = np.quantile(means, [0.025, 0.975])
+    got = cluster_bootstrap_interval(values, clusters, n_boot=700, seed=11)
+    assert np.allclose(got, want, atol=1e-12)
+
+
+def test_correlated_clusters_widen_the_interval():
+    # 20 paragraphs of 10 questions each, all right or all wrong together:
+    # really 20 draws, not 200, so the honest interval is wider
+    values = np.repeat(np.random.default_rng(2).integers(0, 2, 20), 10)
+    clusters = np.repeat(np.arange(20), 10).tolist()
+    plain = np.subtract(*bootstrap_interval(values)[::-1])
+    whole = np.subtract(*cluster_bootstrap_interval(values, clusters)[::-1])
+    assert 2.5 < whole / plain < 3.8, (plain, whole)  # about sqrt(10)
+
+
+@pytest.mark.parametrize(
+    "kwargs, kind, name",
+    [({"values": [], "clusters": []}, ValueError, "values"),
+     ({"values": [1.0, float("inf")], "clusters": [1, 2]}, ValueError,
+      "values"),
+     ({"values": [1.0, 0.0], "clusters": "ab"}, TypeError, "clusters"),
+     ({"values": [1.0, 0.0], "clusters": 3}, TypeError, "clusters"),
+     ({"values": [1.0, 0.0], "clusters": [1]}, ValueError, "clusters"),
+     ({"values": [1.0], "clusters": [1], "level": 0}, ValueError, "level"),
+     ({"values": [1.0], "clusters": [1], "n_boot": 2.5}, ValueError,
+      "n_boot")],
+)
+def test_cluster_bootstrap_names_a_bad_argument(kwargs, kind, name):
+    with pytest.raises(kind, match=name):
+        cluster_bootstrap_interval(**kwargs)
