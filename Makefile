@@ -139,9 +139,12 @@ collect: $(STAMP)
 	$(BIN)/python autograder/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)
 
 ## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
-## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/
+## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/;
+## DEADLINES=file.toml applies due dates, extensions and a late policy
+## (autograder/deadlines.py; kept in GRADES for make sheet)
 grade: $(SANDBOX)
-	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES)
+	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES) \
+	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] mark the project's written answers (GRADES=dir)
 ## in nbgrader's formgrader (GRADES=autograder/work/sample_class for the
@@ -153,7 +156,8 @@ formgrader: $(STAMP)
 ## (GRADES=dir; LMS=canvas also writes grade_sheet_canvas.csv for Canvas's
 ## gradebook import, ROSTER=csv with student,name,sis_id,section)
 sheet: $(STAMP)
-	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER))
+	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER)) \
+	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] feedback pages again, with the manual marks (GRADES=dir)
 ## the project's pages (and any assignment with a mark a person entered) go

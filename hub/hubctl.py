@@ -201,22 +201,26 @@ def close_pack(root: Path = ROOT) -> list[str]:
     return changed
 
 
-def add_user(name: str, password: str | None, group: str = STUDENTS_GROUP) -> str:
-    """A Linux account for the hub (home 0700, in `group`); returns its name."""
+def add_user(name: str, password: str | None, group: str | None = STUDENTS_GROUP) -> str:
+    """A Linux account for the hub (home 0700, in `group` unless None, as
+    the grader account); returns its name."""
     require_root("adding an account")
     if not NAME.match(name):
         raise HubProblem(f"{name!r} is not a usable account name: lower-case letters, digits, "
                          "- and _, starting with a letter, at most 31 characters")
-    try:
-        grp.getgrnam(group)
-    except KeyError:
-        subprocess.run(["groupadd", group], check=True)
+    if group is not None:
+        try:
+            grp.getgrnam(group)
+        except KeyError:
+            subprocess.run(["groupadd", group], check=True)
+    groups = ["--groups", group] if group is not None else []
     try:
         pwd.getpwnam(name)
-        subprocess.run(["usermod", "-a", "-G", group, name], check=True)
+        if group is not None:
+            subprocess.run(["usermod", "-a", "-G", group, name], check=True)
     except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--groups", group,
-                        name], check=True)
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", *groups, name],
+                       check=True)
     Path(pwd.getpwnam(name).pw_dir).chmod(0o700)
     if password is not None:
         subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True)
@@ -262,8 +266,10 @@ def student_config(exchange_env: str = "RAG_COURSE_EXCHANGE") -> dict[str, str]:
     """The runtime's etc/jupyter: what every student server reads."""
     page = json.loads((ROOT / "tools" / "student_bundle" / "jupyter-config" / "labconfig"
                        / "page_config.json").read_text())
-    # a student on the hub fetches and submits in the Assignments panel
-    page["disabledExtensions"].pop("@jupyter/nbgrader:assignment-list", None)
+    # a student on the hub fetches and submits in the Assignments panel, which
+    # the Nbgrader menu opens (its other items have no command left to show)
+    for plugin in ("assignment-list", "menu"):
+        page["disabledExtensions"].pop(f"@jupyter/nbgrader:{plugin}", None)
     server = {"ServerApp": {"jpserver_extensions": {
         "nbgrader.server_extensions.validate_assignment": True,
         "nbgrader.server_extensions.assignment_list": True,
@@ -413,6 +419,18 @@ def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
 
 # ------------------------------------------------------------ starting the hub
 
+def hand_to_grader(grades: Path, grader: str) -> Path:
+    """GRADES/formgrader, the course formgrader serves, owned by the grader
+    account (run again after each `make grade`); returns it."""
+    account = user(grader, "grader account")
+    course = grades / "formgrader"
+    course.mkdir(parents=True, exist_ok=True)
+    for folder, _, names in os.walk(course):
+        for path in [folder, *(os.path.join(folder, n) for n in names)]:
+            os.lchown(path, account.pw_uid, account.pw_gid)
+    return course
+
+
 def hub_environment(*, port: int, state: Path, exchange: Path, grader: str, grades: Path,
                     venv: Path, auth: str = "pam", cull: int = 3600) -> dict[str, str]:
     """What hub/jupyterhub_config.py reads; every port checked free."""
@@ -447,12 +465,7 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
     check_exchange(exchange)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)
-    course = grades / "formgrader"
-    course.mkdir(parents=True, exist_ok=True)
-    account = pwd.getpwnam(grader)
-    for folder, _, names in os.walk(course):
-        for path in [folder, *(os.path.join(folder, n) for n in names)]:
-            os.lchown(path, account.pw_uid, account.pw_gid)
+    course = hand_to_grader(grades, grader)
     for folder in [grades, *grades.parents]:  # the grader walks to it, reads nothing else
         if folder == Path("/"):
             break
@@ -477,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     add = sub.add_parser("add-user", help="a student account (or --grader)")
     add.add_argument("name")
     add.add_argument("--password-stdin", action="store_true")
+    add.add_argument("--grader", action="store_true",
+                     help="the grader account: not in the students' group")
     steps = {}
     for name in ("release", "collect", "release-feedback"):
         steps[name] = sub.add_parser(name)
@@ -497,8 +512,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hub runtime ready: {args.prefix / 'venv'}")
         elif args.command == "add-user":
             password = sys.stdin.readline().rstrip("\n") if args.password_stdin else None
-            add_user(args.name, password)
-            print(f"account {args.name}: home 0700, in group {STUDENTS_GROUP}"
+            add_user(args.name, password, None if args.grader else STUDENTS_GROUP)
+            print(f"account {args.name}: home 0700"
+                  + ("" if args.grader else f", in group {STUDENTS_GROUP}")
                   + ("" if password else f"; set its password with `passwd {args.name}`"))
         elif args.command == "release":
             print(release(args.assignment, args.course.resolve(), args.exchange))
