@@ -16,7 +16,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: help course test build lab check collect grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile hub hub-user release collect-exchange release-feedback
+.PHONY: help course test build lab check collect grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile hub hub-user release collect-exchange grader-access release-feedback
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -230,6 +230,12 @@ release: $(STAMP)
 collect-exchange: $(STAMP)
 	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }
 	$(BIN)/python hub/hubctl.py collect $(A) --exchange $(EXCHANGE)
+
+## [instructors] after make grade: GRADES=dir's formgrader to the hub's grader
+## account GRADER=name (its formgrader service marks there), the rest of
+## GRADES closed to other accounts (as root)
+grader-access: $(STAMP)
+	$(BIN)/python hub/hubctl.py grader-access --grades $(GRADES) --grader $(GRADER)
 
 ## [instructors] release A=assignment's feedback pages from GRADES=dir
 ## to the exchange; students fetch them in the Assignments panel

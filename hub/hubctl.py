@@ -6,6 +6,7 @@ the nbgrader exchange steps, one sub-command each (the Makefile calls them).
     python hub/hubctl.py release ASSIGNMENT [--course DIR] [--exchange DIR]
     python hub/hubctl.py collect ASSIGNMENT [--course DIR] [--exchange DIR]
     python hub/hubctl.py release-feedback ASSIGNMENT --grades DIR [--exchange DIR]
+    python hub/hubctl.py grader-access --grades DIR [--grader NAME]
     python hub/hubctl.py runtime [--prefix DIR]
     python hub/hubctl.py check-node
 
@@ -421,10 +422,29 @@ def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
 
 def hand_to_grader(grades: Path, grader: str) -> Path:
     """GRADES/formgrader, the course formgrader serves, owned by the grader
-    account (run again after each `make grade`); returns it."""
+    account and closed to everyone else, as is the rest of GRADES (run again
+    after each `make grade`: hubctl.py grader-access); returns it.
+
+    A new one is made a course folder with an empty gradebook before the
+    service starts, so that `course.py grade` fills it in place instead of
+    replacing the folder the running service works in."""
     account = user(grader, "grader account")
     course = grades / "formgrader"
-    course.mkdir(parents=True, exist_ok=True)
+    if not (course / "gradebook.db").exists():
+        sys.path.insert(0, str(ROOT / "autograder"))
+        from nbgrader.api import Gradebook
+        from nbgrader_cli import GRADER_FILES, course_folder
+
+        # nbgrader runs alembic to make the gradebook: the venv's scripts first
+        os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        shutil.rmtree(course / "source", ignore_errors=True)
+        course_folder(course, ROOT / "source", *GRADER_FILES)
+        Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID).close()
+    grades.chmod(0o711)  # the grader walks through to formgrader/ and lists nothing
+    for child in grades.iterdir():
+        if child.is_dir() and not child.is_symlink() and child != course:
+            child.chmod(stat.S_IMODE(child.stat().st_mode) & 0o700)
+    course.chmod(0o700)
     for folder, _, names in os.walk(course):
         for path in [folder, *(os.path.join(folder, n) for n in names)]:
             os.lchown(path, account.pw_uid, account.pw_gid)
@@ -492,6 +512,10 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--password-stdin", action="store_true")
     add.add_argument("--grader", action="store_true",
                      help="the grader account: not in the students' group")
+    access = sub.add_parser("grader-access", help="after make grade: GRADES/formgrader to "
+                            "the grader account, the rest of GRADES closed")
+    access.add_argument("--grades", type=Path, default=ROOT / "grades")
+    access.add_argument("--grader", default=GRADER)
     steps = {}
     for name in ("release", "collect", "release-feedback"):
         steps[name] = sub.add_parser(name)
@@ -516,6 +540,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"account {args.name}: home 0700"
                   + ("" if args.grader else f", in group {STUDENTS_GROUP}")
                   + ("" if password else f"; set its password with `passwd {args.name}`"))
+        elif args.command == "grader-access":
+            require_root("handing the graded course to the grader account")
+            course = hand_to_grader(args.grades.resolve(), args.grader)
+            print(f"{course}: the grader account {args.grader}'s; the rest of "
+                  f"{args.grades} closed to other accounts")
         elif args.command == "release":
             print(release(args.assignment, args.course.resolve(), args.exchange))
         elif args.command == "collect":

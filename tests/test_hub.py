@@ -407,6 +407,12 @@ def test_the_instructor_collects_and_grades_with_the_late_policy(term):
 def test_formgrader_is_the_graders_service_and_a_student_gets_403(term, hub_browser):
     url, grader, bob = term["url"], term["names"]["grader"], term["names"]["bob"]
     hubctl.hand_to_grader(term["grades"], grader)
+    for what, path in [("the graded course's masters", term["grades"] / "formgrader" / "source"
+                        / "quiz" / "quiz.ipynb"),
+                       ("another student's feedback", term["grades"] / "quiz" / "feedback"
+                        / term["names"]["alice"] / "quiz" / "quiz.html")]:
+        done = as_user(bob, ["cat", str(path)], check=False)
+        assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} read {what}"
     service = f"{url}/services/{SERVICE}/formgrader"
     # the student in the browser: the hub refuses the service
     hub_browser.get(service)
