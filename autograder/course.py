@@ -417,6 +417,7 @@ def keep_deadlines(out: Path, deadlines: Path | None, submissions: Path | None) 
     if listing is not None and listing.is_file():
         files = read_text_csv(listing)
         late = files[files["file"].str.contains(r"_LATE_", regex=True)]
+        out.mkdir(parents=True, exist_ok=True)
         write_csv(late[["student", "assignment"]].drop_duplicates().sort_values(
             ["student", "assignment"]), out / LMS_LATE)
 
