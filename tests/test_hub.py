@@ -90,6 +90,21 @@ def as_user(name: str, args: list[str], cwd: Path | None = None, env: dict | Non
     return done
 
 
+def memory_of(name: str) -> float:
+    """MB resident in every process of the account `name` (its server, kernels)."""
+    uid, total = pwd.getpwnam(name).pw_uid, 0
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        owner = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        rss = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+        if owner and rss and int(owner.group(1)) == uid:
+            total += int(rss.group(1))
+    return round(total / 1024, 1)
+
+
 def http(session, method: str, url: str, **kw):
     return session.request(method, url, timeout=30, allow_redirects=True, **kw)
 
@@ -267,6 +282,8 @@ def test_a_student_fetches_answers_validates_and_submits_in_jupyterlab(term, hub
              and "/lab" in d.current_url, "JupyterLab after the login", 120)
     TIMES["login to a loaded Lab (s)"] = round(time.monotonic() - t0, 1)
     assert f"/user/{alice}/lab" in driver.current_url, driver.current_url
+    TIMES["a student's idle server (MB resident)"] = memory_of(alice)
+    assert TIMES["a student's idle server (MB resident)"] > 20, "no process runs as the student"
 
     # the Nbgrader menu offers the Assignments panel and nothing of the instructor's
     items = menu_items(driver, "Nbgrader")
@@ -310,6 +327,7 @@ def test_a_student_fetches_answers_validates_and_submits_in_jupyterlab(term, hub
         n for n in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")
         if "Success" in n.text or "failed" in n.text), None), "nbgrader's validation result")
     assert "Success! Your notebook passes all the tests." in dialog.text, dialog.text[:1500]
+    TIMES["the student's processes after Validate (MB resident)"] = memory_of(alice)
     shot = shots / "student-validated.png"
     driver.save_screenshot(str(shot))
     print(f"\nscreenshot of the student's validated quiz: {shot}")
