@@ -201,7 +201,7 @@ mutants: $(STAMP)
 hostile: $(SANDBOX)
 	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py
 
-## [instructors] run the course on a JupyterHub on 127.0.0.1:$(PORT), as root
+## [instructors] the course on a JupyterHub, 127.0.0.1:PORT (as root)
 ## checks and fixes first (a Python every account runs, home folders 0700,
 ## the exchange EXCHANGE=dir with nbgrader's permissions, the proxy from npm,
 ## the grader account GRADER=name, the port), then prints the address;
@@ -231,9 +231,9 @@ collect-exchange: $(STAMP)
 	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }
 	$(BIN)/python hub/hubctl.py collect $(A) --exchange $(EXCHANGE)
 
-## [instructors] after make grade: GRADES=dir's formgrader to the hub's grader
-## account GRADER=name (its formgrader service marks there), the rest of
-## GRADES closed to other accounts (as root)
+## [instructors] after make grade: GRADES=dir/formgrader to the hub's grader
+## (GRADER=name; its formgrader service marks there), the rest of GRADES
+## closed to other accounts (as root)
 grader-access: $(STAMP)
 	$(BIN)/python hub/hubctl.py grader-access --grades $(GRADES) --grader $(GRADER)
 
