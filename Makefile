@@ -231,7 +231,7 @@ collect-exchange: $(STAMP)
 	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }
 	$(BIN)/python hub/hubctl.py collect $(A) --exchange $(EXCHANGE)
 
-## [instructors] after make grade: hand GRADES=dir/formgrader to the grader
+## [instructors] hand GRADES=dir/formgrader to the hub's grader
 ## (GRADER=name; its formgrader service marks there), the rest of GRADES
 ## closed to other accounts (as root)
 grader-access: $(STAMP)
