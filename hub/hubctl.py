@@ -82,8 +82,10 @@ def user(name: str, what: str = "user") -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
     except KeyError:
+        how = (f"`.venv/bin/python hub/hubctl.py add-user {name} --grader`"
+               if what == "grader account" else f"`make hub-user U={name}`")
         raise HubProblem(f"no such {what} on this machine: {name!r}; add the account "
-                         f"with `make hub-user U={name}` (or useradd) and try again") from None
+                         f"with {how} (or useradd) and try again") from None
 
 
 def node_version(node: str = "node") -> tuple[int, ...]:

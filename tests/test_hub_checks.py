@@ -50,7 +50,7 @@ def test_a_missing_proxy_says_how_to_install_it(tmp_path):
 
 def test_no_such_account_says_how_to_add_it():
     name = f"nobody{secrets.token_hex(4)}"
-    with pytest.raises(hubctl.HubProblem, match=rf"no such grader account.*{name}.*hub-user"):
+    with pytest.raises(hubctl.HubProblem, match=rf"no such grader account.*{name}.*add-user {name} --grader"):
         hubctl.user(name, "grader account")
 
 
