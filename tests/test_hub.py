@@ -243,9 +243,25 @@ def hub_browser(term):
 def menu_items(driver, menu: str) -> list[str]:
     from selenium.webdriver.common.by import By
 
-    item = next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
-                if m.text == menu)
-    item.click()
+    from selenium.common.exceptions import ElementClickInterceptedException
+    from selenium.webdriver.common.keys import Keys
+
+    def opened(d):
+        # a dialog JupyterLab opens on its own (a restored notebook's kernel
+        # choice, say) would take the click: close it first
+        for button in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog .jp-mod-reject"):
+            button.click()
+        if d.find_elements(By.CSS_SELECTOR, ".jp-Dialog"):
+            d.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+            return False
+        item = next((m for m in d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
+                     if m.text == menu), None)
+        try:
+            return item is not None and (item.click() or True)
+        except ElementClickInterceptedException:
+            return False
+
+    wait_for(driver, opened, f"the {menu} menu opened", 60)
     return wait_for(driver, lambda d: [m.text for m in d.find_elements(
         By.CSS_SELECTOR, ".lm-Menu .lm-Menu-item")
         if m.is_displayed()] or None, f"the items of the {menu} menu", 30)
