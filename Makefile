@@ -16,7 +16,7 @@ SANDBOX := $(VENV)/.bwrap
 SUBMISSIONS ?= submitted
 GRADES ?= grades
 
-.PHONY: help course test build lab check collect grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile
+.PHONY: help course test build lab check collect grade sheet formgrader feedback student-bundle sample-class bench mutants site bench-grading hostile hub hub-user release collect-exchange grader-access release-feedback
 
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,23 @@ $(BROWSER): $(STAMP)
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; \
 	  else echo "the browser tests need chromium: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
 	@touch $(BROWSER)
+
+# the course on a JupyterHub (hub/): configurable-http-proxy from npm into
+# .venv/node (it needs node 20 or newer), and the students' environment
+# under /opt/rag-course-hub, built from a Python every account can run
+# (hub/hubctl.py); tests/test_hub.py runs a hub on them
+PROXY := $(VENV)/node/node_modules/.bin/configurable-http-proxy
+HUB_RUNTIME := $(VENV)/.hub-runtime
+PORT ?= 8000
+EXCHANGE ?= /srv/nbgrader/exchange
+GRADER ?= rag-grader
+$(PROXY): $(STAMP)
+	@$(BIN)/python hub/hubctl.py check-node
+	npm install --prefix $(VENV)/node --no-audit --no-fund --loglevel=error configurable-http-proxy@5.3.0
+	@touch $(PROXY)
+$(HUB_RUNTIME): $(STAMP) $(PROXY) hub/hubctl.py
+	$(BIN)/python hub/hubctl.py runtime
+	@touch $(HUB_RUNTIME)
 
 # the list of targets, read from this file: each documented target's first
 # `## ` line, under its audience; a line without a known [audience] lands
@@ -76,7 +93,7 @@ course: $(SANDBOX)
 ## [maintainers] every test, as CI runs it (.ci/run)
 ## package, notebooks (nbval), nbgrader validate, staleness, grading,
 ## originality
-test: $(SANDBOX) $(BROWSER)
+test: $(SANDBOX) $(BROWSER) $(HUB_RUNTIME)
 	$(BIN)/python -m pytest
 
 ## [maintainers] rebuild release/ and notebooks/ after editing a master
@@ -122,9 +139,12 @@ collect: $(STAMP)
 	$(BIN)/python autograder/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)
 
 ## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
-## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/
+## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/;
+## DEADLINES=file.toml applies due dates, extensions and a late policy
+## (autograder/deadlines.py; kept in GRADES for make sheet)
 grade: $(SANDBOX)
-	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES)
+	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES) \
+	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] mark the project's written answers (GRADES=dir)
 ## in nbgrader's formgrader (GRADES=autograder/work/sample_class for the
@@ -136,7 +156,8 @@ formgrader: $(STAMP)
 ## (GRADES=dir; LMS=canvas also writes grade_sheet_canvas.csv for Canvas's
 ## gradebook import, ROSTER=csv with student,name,sis_id,section)
 sheet: $(STAMP)
-	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER))
+	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER)) \
+	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] feedback pages again, with the manual marks (GRADES=dir)
 ## the project's pages (and any assignment with a mark a person entered) go
@@ -179,3 +200,45 @@ mutants: $(STAMP)
 ## (autograder/testbed/hostile/); make test grades a sample of them
 hostile: $(SANDBOX)
 	RAGKIT_ALL_HOSTILE=1 $(BIN)/python -m pytest -o addopts="-p no:cacheprovider" tests/test_hostile.py
+
+## [instructors] the course on a JupyterHub, 127.0.0.1:PORT (as root)
+## checks and fixes first (a Python every account runs, home folders 0700,
+## the exchange EXCHANGE=dir with nbgrader's permissions, the proxy from npm,
+## the grader account GRADER=name, the port), then prints the address;
+## formgrader is a hub service on GRADES=dir. AUTH=shared: one password
+## (RAG_HUB_SHARED_PASSWORD) for a workshop. See hub/README.md
+hub: $(HUB_RUNTIME)
+	$(BIN)/python hub/hubctl.py start --port $(PORT) --exchange $(EXCHANGE) \
+	  --grader $(GRADER) --grades $(GRADES) $(if $(AUTH),--auth $(AUTH))
+
+## [instructors] add a student account U=name for the hub (as root)
+## home 0700, in the group rag-students that may log in; then `passwd name`
+hub-user: $(STAMP)
+	@test -n "$(U)" || { echo "make hub-user needs U=account-name" >&2; exit 2; }
+	$(BIN)/python hub/hubctl.py add-user $(U)
+
+## [instructors] release A=assignment to the hub's exchange (as root)
+## nbgrader release_assignment from release/$(A); students fetch it in
+## JupyterLab's Assignments panel
+release: $(STAMP)
+	@test -n "$(A)" || { echo "make release needs A=lab, A=quiz or A=project" >&2; exit 2; }
+	$(BIN)/python hub/hubctl.py release $(A) --exchange $(EXCHANGE)
+
+## [instructors] collect A=assignment from the exchange into submitted/
+## nbgrader collect (the newest submission of each student, with its
+## timestamp.txt); then make grade SUBMISSIONS=submitted
+collect-exchange: $(STAMP)
+	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }
+	$(BIN)/python hub/hubctl.py collect $(A) --exchange $(EXCHANGE)
+
+## [instructors] hand GRADES=dir/formgrader to the hub's grader
+## (GRADER=name; its formgrader service marks there), the rest of GRADES
+## closed to other accounts (as root)
+grader-access: $(STAMP)
+	$(BIN)/python hub/hubctl.py grader-access --grades $(GRADES) --grader $(GRADER)
+
+## [instructors] release A=assignment's feedback pages from GRADES=dir
+## to the exchange; students fetch them in the Assignments panel
+release-feedback: $(STAMP)
+	@test -n "$(A)" || { echo "make release-feedback needs A=lab, A=quiz or A=project" >&2; exit 2; }
+	$(BIN)/python hub/hubctl.py release-feedback $(A) --grades $(GRADES) --exchange $(EXCHANGE)

@@ -398,8 +398,102 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
     if not frame.empty:
         first = ["student", *[a for a in names if a in frame], "total", "out of"]
         frame = frame[first + [c for c in frame.columns if c not in first]]
+    frame = apply_deadlines(frame, out)
     write_csv(frame, out / "grade_sheet.csv")  # no cell a spreadsheet would run
     return frame
+
+
+# --- due dates and late work (deadlines.py) ----------------------------------
+
+DEADLINES = "deadlines.toml"  # OUT/deadlines.toml: the policy grading was given
+LMS_LATE = "lms_late.csv"  # OUT/lms_late.csv: the LMS's LATE marks at grading
+LATE_COLUMNS = ["student", "assignment", "handed in (UTC)", "due (UTC)", "days late",
+                "before penalty", "penalty", "after penalty", "accepted", "note"]
+
+
+def keep_deadlines(out: Path, deadlines: Path | None, submissions: Path | None) -> None:
+    """Check the policy file and keep a copy in OUT (later `sheet` runs use
+    it), with the LATE marks of an LMS download in SUBMISSIONS."""
+    from deadlines import load
+
+    if deadlines is not None:
+        load(deadlines)  # a mistake stops here, before any grading
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(deadlines, out / DEADLINES)
+    listing = submissions / "lms_collected.csv" if submissions is not None else None
+    if listing is not None and listing.is_file():
+        files = read_text_csv(listing)
+        late = files[files["file"].str.contains(r"_LATE_", regex=True)]
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(late[["student", "assignment"]].drop_duplicates().sort_values(
+            ["student", "assignment"]), out / LMS_LATE)
+
+
+def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
+    """The late policy of OUT/deadlines.toml applied to the sheet: for each
+    assignment it names, the score becomes the points after the penalty,
+    with the points before it, the days late and the penalty beside it; the
+    total follows. Also writes OUT/late_work.csv and OUT/late_work.html. No
+    row is removed: a submission the policy does not accept stays, at 0."""
+    import html
+
+    from deadlines import after_penalty, judge, load
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if frame.empty or not (out / DEADLINES).is_file():
+        return frame
+    policies = load(out / DEADLINES)
+    marks = set()
+    if (out / LMS_LATE).is_file():
+        marks = {(r["student"], r["assignment"]) for _, r in read_text_csv(out / LMS_LATE).iterrows()}
+    frame = frame.copy()
+    rows = []
+    with Gradebook(f"sqlite:///{out / COURSE / 'gradebook.db'}") as gb:
+        for i, r in frame.iterrows():
+            for a, policy in policies.items():
+                if a not in frame.columns or pd.isna(r[a]):
+                    continue
+                try:
+                    sub = gb.find_submission(a, r["student"])
+                except MissingEntry:
+                    continue
+                late = judge(policy, r["student"], float(sub.max_score), sub.timestamp,
+                             (r["student"], a) in marks)
+                before = float(r[a])
+                after = after_penalty(before, late)
+                frame.loc[i, [f"{a} before penalty", f"{a} days late", f"{a} penalty"]] = [
+                    before, late.days, round(before - after, 6)]
+                frame.loc[i, a] = after
+                frame.loc[i, "total"] = round(float(frame.loc[i, "total"]) - (before - after), 6)
+                rows.append({"student": r["student"], "assignment": a,
+                             "handed in (UTC)": (f"{sub.timestamp:%Y-%m-%d %H:%M:%S}"
+                                                 if sub.timestamp else ""),
+                             "due (UTC)": f"{policy.due_for(r['student']):%Y-%m-%d %H:%M:%S}",
+                             "days late": late.days, "before penalty": before,
+                             "penalty": round(before - after, 6), "after penalty": after,
+                             "accepted": "yes" if late.accepted else "no", "note": late.note})
+    table = pd.DataFrame(rows, columns=LATE_COLUMNS)
+    write_csv(table, out / "late_work.csv")
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in LATE_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>\n"
+                   for row in table.itertuples(index=False))
+    (out / "late_work.html").write_text(
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Late work</title></head>"
+        "<body><h1>Late work</h1><p>The policy of deadlines.toml, applied to each "
+        "submission's time; no submission is dropped.</p>\n<table border='1'>"
+        f"<tr>{head}</tr>\n{body}</table></body></html>\n", encoding="utf-8")
+    return frame
+
+
+def late_summary(out: Path) -> str:
+    """The late-work table as printed after grading ('' without a policy)."""
+    path = out / "late_work.csv"
+    if not (out / DEADLINES).is_file() or not path.is_file():
+        return ""
+    table = read_text_csv(path)
+    shown = ["student", "assignment", "handed in (UTC)", "days late", "before penalty",
+             "penalty", "after penalty", "accepted"]
+    return "" if table.empty else table[shown].to_string(index=False)
 
 
 # --- the grade sheet for an LMS ----------------------------------------------
@@ -536,6 +630,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="sheet --lms: CSV with columns student,name,sis_id,section "
                              "(student = the submission folder's name); without it "
                              "names and SIS ids are the folder names")
+    parser.add_argument("--deadlines", type=Path,
+                        help="grade, sheet: a TOML file of due dates, extensions and the "
+                             "late policy (autograder/deadlines.py); kept as "
+                             "OUT/deadlines.toml for later runs")
     parser.add_argument("--port", type=int, default=8890,
                         help="formgrader's port on 127.0.0.1 (the server's token: "
                              "JUPYTER_TOKEN, or the one it prints)")
@@ -543,6 +641,8 @@ def main(argv: list[str] | None = None) -> int:
     out, source = args.out.resolve(), args.source.resolve()
     if extra and args.command != "grade":
         parser.error(f"unknown options for {args.command}: {' '.join(extra)}")
+    if args.deadlines is not None and args.command not in ("grade", "sheet"):
+        parser.error("--deadlines is for grade and sheet")
     if args.edition and args.command != "grade":
         parser.error("--edition is for grade (later commands use the graded edition)")
     source = edition_source(out, source, args) if args.command == "grade" else (
@@ -553,6 +653,10 @@ def main(argv: list[str] | None = None) -> int:
         submissions = args.submissions.resolve()
         if not submissions.is_dir():
             parser.error(f"--submissions is not a folder: {submissions}")
+        try:
+            keep_deadlines(out, args.deadlines, submissions)
+        except ValueError as err:
+            parser.error(str(err))
         out.mkdir(parents=True, exist_ok=True)
         failed = []
         for a in assignments(source):
@@ -568,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
         gather(out, source)
         frame = sheet(out, source)
         print(f"\n=== the course ===\n{summary(frame)}")
+        if late_summary(out):
+            print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
         print(f"grade sheet: {out / 'grade_sheet.csv'}; manual grading: "
               f"python autograder/course.py formgrader --out {args.out}")
         return 1 if failed else 0
@@ -577,6 +683,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.roster is not None and args.lms is None:
             parser.error("--roster is for --lms")
         roster = read_roster(args.roster) if args.roster is not None else None
+        try:
+            keep_deadlines(out, args.deadlines, None)
+        except ValueError as err:
+            parser.error(str(err))
         frame = sheet(out, source)
         print(summary(frame))
         if args.lms == "canvas":

@@ -1,0 +1,503 @@
+"""The course on a real JupyterHub, end to end (hub/, make hub; issue 31).
+
+One hub per module, started the way `make hub` starts it (hub/hubctl.py's
+checks and fixes, then `jupyterhub -f hub/jupyterhub_config.py`), on a free
+loopback port, with the real configurable-http-proxy from .venv/node, the
+hub's runtime under /opt/rag-course-hub, PAM logins of throwaway Linux
+accounts (unique names, removed with their homes afterwards, also after a
+failure) and an nbgrader exchange of its own in a temporary folder.
+
+The tests run in order, one course term:
+
+1. a student logs in in headless Chromium, opens the Assignments panel
+   from the Nbgrader menu (which offers nothing else), fetches the quiz,
+   answers it, presses Validate and submits;
+2. a second student fetches and submits from the shell, later; neither
+   can read the other's files, the exchange's inbound or the masters;
+3. the instructor collects and grades the quiz with the pack's grader,
+   under a late policy whose due date falls between the two submissions:
+   the second student loses the policy's penalty, the first nothing;
+4. formgrader answers 403 to the student and lets the grader account
+   mark an answer, which the grade sheet then shows;
+5. feedback is released, and the student fetches it in the Assignments
+   panel and opens it.
+
+Needs root (accounts, PAM, servers run as the students): CI runs as root;
+anyone else gets a failure saying so, never a skip.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.test_browser import (alive, descendants, find_browser, solution_text,
+                                wait_for, wait_until_gone)
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "hub"))
+import hubctl  # noqa: E402
+
+SERVICE = f"formgrader-{hubctl.COURSE_ID}"
+WAIT = 90
+QUESTIONS = 10
+TIMES: dict[str, float] = {}  # what the closing note reports, measured here
+
+
+def answers(master: nbformat.NotebookNode, wrong: set[int]) -> dict[str, str]:
+    """grade id -> the answer cell's source: the master's letter, or another
+    letter for the questions in `wrong`."""
+    out = {}
+    for n in range(1, QUESTIONS + 1):
+        right = re.search(r'"([A-D])"', solution_text(master, f"quiz_q{n}")).group(1)
+        letter = next(x for x in "ABCD" if x != right) if n in wrong else right
+        out[f"quiz_q{n}"] = f'q{n} = "{letter}"'
+    return out
+
+
+def answered(notebook: dict, chosen: dict[str, str]) -> dict:
+    """The notebook's JSON with each answer cell's source replaced."""
+    for cell in notebook["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in chosen:
+            cell["source"] = chosen[gid]
+    return notebook
+
+
+def as_user(name: str, args: list[str], cwd: Path | None = None, env: dict | None = None,
+            check: bool = True) -> subprocess.CompletedProcess:
+    home = pwd.getpwnam(name).pw_dir
+    base = {"HOME": home, "USER": name, "PATH": f"{hubctl.PREFIX / 'venv' / 'bin'}:/usr/bin:/bin"}
+    done = subprocess.run(["runuser", "-u", name, "--", "env", "-i",
+                           *[f"{k}={v}" for k, v in {**base, **(env or {})}.items()], *args],
+                          cwd=cwd or home, capture_output=True, text=True, timeout=120)
+    if check:
+        assert done.returncode == 0, f"{name}: {' '.join(args)} failed:\n{done.stdout}{done.stderr}"
+    return done
+
+
+def memory_of(name: str) -> float:
+    """MB resident in every process of the account `name` (its server, kernels)."""
+    uid, total = pwd.getpwnam(name).pw_uid, 0
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        owner = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        rss = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+        if owner and rss and int(owner.group(1)) == uid:
+            total += int(rss.group(1))
+    return round(total / 1024, 1)
+
+
+def http(session, method: str, url: str, **kw):
+    return session.request(method, url, timeout=30, allow_redirects=True, **kw)
+
+
+def hub_login(base: str, name: str, password: str):
+    """A requests session logged in to the hub as `name` (the login form)."""
+    import requests
+
+    session = requests.Session()
+    page = http(session, "GET", f"{base}/hub/login")
+    xsrf = re.search(r'name="_xsrf" value="([^"]+)"', page.text)
+    data = {"username": name, "password": password, **({"_xsrf": xsrf.group(1)} if xsrf else {})}
+    done = session.post(f"{base}/hub/login", data=data, timeout=60, allow_redirects=False)
+    assert done.status_code == 302, f"{name} could not log in: {done.status_code} {done.text[:300]}"
+    return session
+
+
+# ---------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def term(tmp_path_factory):
+    """A running hub and everything the course term needs; yields a dict
+    the tests fill in order. Accounts and folders go afterwards."""
+    if os.geteuid() != 0:
+        pytest.fail("tests/test_hub.py needs root (it adds Linux accounts and runs their "
+                    "servers): run `make test` as root, as CI does", pytrace=False)
+    start = time.monotonic()
+    base = Path(tempfile.mkdtemp(prefix="rag-hub-test-"))
+    base.chmod(0o755)
+    tag = secrets.token_hex(3)
+    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "grader": f"rht{tag}g"}
+    passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
+    made, proc, log, started = [], None, None, set()
+    shots = tmp_path_factory.mktemp("hub-shots")
+    try:
+        for key, name in names.items():
+            hubctl.add_user(name, passwords[name], None if key == "grader" else
+                            hubctl.STUDENTS_GROUP)
+            made.append(name)
+        course = base / "course"  # the instructor's course root: closed to students
+        course.mkdir(mode=0o700)
+        shutil.copytree(ROOT / "release" / "quiz", course / "release" / "quiz")
+        exchange, state, grades = base / "exchange", base / "state", base / "grades"
+        port = hubctl.free_port()
+        env = hubctl.prepare(port=port, state=state, exchange=exchange, grader=names["grader"],
+                             grades=grades, quiet=True)
+        log = open(base / "jupyterhub.log", "w")
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f",
+                                 str(ROOT / "hub" / "jupyterhub_config.py")],
+                                cwd=state, env={**os.environ, **env}, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        import requests
+
+        deadline = time.monotonic() + WAIT
+        while True:
+            assert proc.poll() is None, (
+                f"the hub exited with {proc.returncode}:\n{(base / 'jupyterhub.log').read_text()[-4000:]}")
+            try:
+                if requests.get(f"{url}/hub/api/", timeout=5).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            assert time.monotonic() < deadline, (
+                f"no hub on {url} after {WAIT} s:\n{(base / 'jupyterhub.log').read_text()[-4000:]}")
+            time.sleep(0.3)
+        TIMES["hub start (s)"] = round(time.monotonic() - t0, 1)
+        hubctl.release("quiz", course, exchange)
+        yield {"url": url, "base": base, "shots": shots, "course": course, "exchange": exchange,
+               "grades": grades, "names": names, "passwords": passwords, "proc": proc,
+               "master": nbformat.read(ROOT / "source" / "quiz" / "quiz.ipynb", as_version=4)}
+    finally:
+        if proc is not None:
+            started = descendants(proc.pid) | {proc.pid}
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)  # the hub stops its servers and proxy
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    pass
+            for pid in alive(wait_until_gone(started, 20)):
+                os.kill(pid, signal.SIGKILL)  # only what this fixture started
+        if log is not None:
+            log.close()
+            shutil.copyfile(base / "jupyterhub.log", shots / "jupyterhub.log")
+            print(f"\nthe hub's log: {shots / 'jupyterhub.log'}")
+        removed = []
+        for name in made:
+            done = subprocess.run(["userdel", "-r", name], capture_output=True, text=True)
+            if done.returncode not in (0, 12):  # 12: the mail spool was not there
+                removed.append(f"{name}: {done.stderr.strip()}")
+        shutil.rmtree(base, ignore_errors=True)
+        TIMES["whole module (s)"] = round(time.monotonic() - start, 1)
+        print(f"\nhub test times: {json.dumps(TIMES)}")
+        assert not removed, f"accounts not removed: {removed}"
+        assert not [n for n in made if _exists(n)], "a throwaway account is still there"
+
+
+def _exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+        return True
+    except KeyError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def hub_browser(term):
+    """Headless Chromium with a new profile, for this module only."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    browser_path, driver_path = find_browser()
+    profile = term["base"] / "chromium-profile"
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser_path
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+                "--window-size=1400,1000", f"--user-data-dir={profile}"):
+        options.add_argument(arg)
+    service = Service(executable_path=driver_path)
+    driver = webdriver.Chrome(options=options, service=service)
+    driver.set_page_load_timeout(WAIT)
+    pid = service.process.pid
+    yield driver
+    started = descendants(pid) | {pid}
+    driver.quit()
+    for left in alive(wait_until_gone(started, 20)):
+        os.kill(left, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------ helpers
+
+def menu_items(driver, menu: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    from selenium.common.exceptions import ElementClickInterceptedException
+    from selenium.webdriver.common.keys import Keys
+
+    def opened(d):
+        # a dialog JupyterLab opens on its own (a restored notebook's kernel
+        # choice, say) would take the click: close it first
+        for button in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog .jp-mod-reject"):
+            button.click()
+        if d.find_elements(By.CSS_SELECTOR, ".jp-Dialog"):
+            d.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+            return False
+        item = next((m for m in d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
+                     if m.text == menu), None)
+        try:
+            return item is not None and (item.click() or True)
+        except ElementClickInterceptedException:
+            return False
+
+    wait_for(driver, opened, f"the {menu} menu opened", 60)
+    return wait_for(driver, lambda d: [m.text for m in d.find_elements(
+        By.CSS_SELECTOR, ".lm-Menu .lm-Menu-item")
+        if m.is_displayed()] or None, f"the items of the {menu} menu", 30)
+
+
+def panel_button(driver, list_id: str, label: str):
+    """The button `label` in the Assignments panel's list `list_id`."""
+    return driver.execute_script("""
+        const list = document.getElementById(arguments[0]);
+        return list ? [...list.querySelectorAll('button')]
+          .find(b => b.textContent.trim() === arguments[1]) || null : null;""",
+                                 list_id, label)
+
+
+def refresh_panel(driver) -> None:
+    driver.execute_script("const b = document.getElementById('refresh_assignments_list');"
+                          "if (b) b.click();")
+
+
+# -------------------------------------------------------------------- tests
+
+def test_a_student_fetches_answers_validates_and_submits_in_jupyterlab(term, hub_browser):
+    from selenium.webdriver.common.by import By
+
+    driver, url = hub_browser, term["url"]
+    alice = term["names"]["alice"]
+    shots = term["shots"]
+    t0 = time.monotonic()
+    driver.get(f"{url}/hub/login")
+    driver.find_element(By.ID, "username_input").send_keys(alice)
+    driver.find_element(By.ID, "password_input").send_keys(term["passwords"][alice])
+    driver.find_element(By.ID, "login_submit").click()
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
+             and "/lab" in d.current_url, "JupyterLab after the login", 120)
+    TIMES["login to a loaded Lab (s)"] = round(time.monotonic() - t0, 1)
+    assert f"/user/{alice}/lab" in driver.current_url, driver.current_url
+    TIMES["a student's idle server (MB resident)"] = memory_of(alice)
+    assert TIMES["a student's idle server (MB resident)"] > 20, "no process runs as the student"
+
+    # the Nbgrader menu offers the Assignments panel and nothing of the instructor's
+    items = menu_items(driver, "Nbgrader")
+    assert items == ["Assignment List"], f"the student's Nbgrader menu: {items}"
+    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
+         if m.text == "Assignment List").click()
+    fetch = wait_for(driver, lambda d: panel_button(d, "released_assignments_list", "Fetch"),
+                     "the quiz with a Fetch button in the Assignments panel")
+    released = driver.find_element(By.ID, "released_assignments_list").text
+    assert "quiz" in released, released
+    fetch.click()
+    wait_for(driver, lambda d: panel_button(d, "fetched_assignments_list", "Submit"),
+             "the fetched quiz with a Submit button")
+    quiz = Path(pwd.getpwnam(alice).pw_dir) / "quiz" / "quiz.ipynb"
+    assert quiz.is_file() and quiz.stat().st_uid == pwd.getpwnam(alice).pw_uid
+
+    # answer: the student's own server saves the answers (its contents API,
+    # from this browser session, as JupyterLab's editor would)
+    notebook = answered(json.loads(quiz.read_text()), answers(term["master"], wrong=set()))
+    status = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const xsrf = (document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || '';
+        fetch(arguments[0], {method: 'PUT', credentials: 'same-origin',
+              headers: {'Content-Type': 'application/json', 'X-XSRFToken': xsrf},
+              body: JSON.stringify({type: 'notebook', format: 'json', content: arguments[1]})})
+          .then(r => done(r.status), e => done(String(e)));""",
+        f"{url}/user/{alice}/api/contents/quiz/quiz.ipynb", notebook)
+    assert status in (200, 201), f"saving the answers: {status}"
+
+    # Validate, in the notebook's toolbar
+    driver.get(f"{url}/user/{alice}/lab/tree/quiz/quiz.ipynb")
+    button = wait_for(driver, lambda d: d.execute_script("""
+        const bar = document.querySelector(
+          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar');
+        const label = bar && [...bar.querySelectorAll('*')].find(
+          n => n.children.length === 0 && n.textContent.trim() === 'Validate');
+        return label ? (label.closest('jp-button, button') || label) : null;"""),
+        "the Validate button", 120)
+    button.click()
+    dialog = wait_for(driver, lambda d: next((
+        n for n in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")
+        if "Success" in n.text or "failed" in n.text), None), "nbgrader's validation result")
+    assert "Success! Your notebook passes all the tests." in dialog.text, dialog.text[:1500]
+    TIMES["the student's processes after Validate (MB resident)"] = memory_of(alice)
+    shot = shots / "student-validated.png"
+    driver.save_screenshot(str(shot))
+    print(f"\nscreenshot of the student's validated quiz: {shot}")
+    TIMES["screenshot"] = str(shot)
+    dialog.find_element(By.CSS_SELECTOR, ".jp-Dialog-button").click()
+
+    # submit in the Assignments panel
+    driver.get(f"{url}/user/{alice}/lab")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"),
+             "JupyterLab again", 120)
+    menu_items(driver, "Nbgrader")
+    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
+         if m.text == "Assignment List").click()
+    wait_for(driver, lambda d: panel_button(d, "fetched_assignments_list", "Submit"),
+             "the Submit button").click()
+    wait_for(driver, lambda d: re.search(r"\d{4}-\d\d-\d\d", d.find_element(
+        By.ID, "submitted_assignments_list").text), "the submission's time in the panel")
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    mine = sorted(inbound.glob(f"{alice}+quiz+*"))
+    assert len(mine) == 1, f"one submission of {alice} in the exchange: {mine}"
+    term["alice_submitted"] = datetime.now(timezone.utc)
+    driver.save_screenshot(str(shots / "student-submitted.png"))
+
+
+def test_a_second_student_submits_from_the_shell_and_nobody_reads_anyone_else(term):
+    alice, bob = term["names"]["alice"], term["names"]["bob"]
+    time.sleep(1.5)  # the late policy's due date goes between the two submissions
+    term["due"] = datetime.now(timezone.utc)
+    time.sleep(1.5)
+    env = {"RAG_COURSE_EXCHANGE": str(term["exchange"])}
+    as_user(bob, ["nbgrader", "fetch_assignment", "quiz"], env=env)
+    quiz = Path(pwd.getpwnam(bob).pw_dir) / "quiz" / "quiz.ipynb"
+    notebook = answered(json.loads(quiz.read_text()), answers(term["master"], wrong={3}))
+    as_user(bob, ["python", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
+                  str(quiz), json.dumps(notebook)], env=env)
+    as_user(bob, ["nbgrader", "submit", "quiz"], env=env)
+
+    alice_home = Path(pwd.getpwnam(alice).pw_dir)
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    theirs = sorted(inbound.glob(f"{alice}+quiz+*"))[0]
+    # nbgrader leaves a submission readable by all (the instructor is another
+    # account) and relies on an inbound nobody can list and on 72 random bits
+    # at the end of each submission's name: without them it is not found
+    assert re.fullmatch(rf"{alice}\+quiz\+[^+]+\+[A-Za-z0-9_=-]{{12}}", theirs.name), theirs.name
+    guessed = theirs.name.rsplit("+", 1)[0]
+    for what, args, says in [
+            ("the other student's home", ["cat", str(alice_home / "quiz" / "quiz.ipynb")],
+             "Permission denied"),
+            ("the exchange's inbound (a listing)", ["ls", str(inbound)], "Permission denied"),
+            ("the other student's submission without its random part",
+             ["cat", str(inbound / guessed / "quiz.ipynb")], "No such file"),
+            ("the masters", ["cat", str(ROOT / "source" / "quiz" / "quiz.ipynb")],
+             "Permission denied"),
+            ("the instructor's course", ["ls", str(term["course"])], "Permission denied")]:
+        done = as_user(bob, args, check=False)
+        assert done.returncode != 0 and says in done.stderr, (
+            f"{bob} could read {what}: {done.stdout[:200]}{done.stderr[:200]}")
+    assert (alice_home.stat().st_mode & 0o777) == 0o700
+
+
+def test_the_instructor_collects_and_grades_with_the_late_policy(term):
+    alice, bob = term["names"]["alice"], term["names"]["bob"]
+    log = hubctl.collect("quiz", term["course"], term["exchange"])
+    submitted = term["course"] / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == sorted([alice, bob]), log
+    stamps = {s: (submitted / s / "quiz" / "timestamp.txt").read_text() for s in (alice, bob)}
+    due = term["due"]
+    policy = term["base"] / "deadlines.toml"
+    policy.write_text(f"[quiz]\ndue = {due.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
+                      "penalty_per_day = 10\nmax_penalty = 30\n")
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+                           "--submissions", str(submitted), "--out", str(term["grades"]),
+                           "--deadlines", str(policy)], capture_output=True, text=True,
+                          timeout=300)
+    TIMES["grading two quizzes (s)"] = round(time.monotonic() - t0, 1)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    print(done.stdout[-1500:])
+    import pandas as pd
+
+    late = pd.read_csv(term["grades"] / "late_work.csv").set_index("student")
+    print(f"late work (due {due:%H:%M:%S.%f} UTC; exchange times {stamps}):\n"
+          f"{late.drop(columns=['note']).to_string()}")
+    assert late.loc[alice, "days late"] == 0 and late.loc[alice, "penalty"] == 0
+    assert late.loc[alice, "after penalty"] == 10
+    assert late.loc[bob, "days late"] == 1, late.loc[bob].to_dict()
+    assert late.loc[bob, "before penalty"] == 9 and late.loc[bob, "penalty"] == 1
+    assert late.loc[bob, "after penalty"] == 8 and late.loc[bob, "accepted"] == "yes"
+    sheet = pd.read_csv(term["grades"] / "grade_sheet.csv").set_index("student")
+    assert sheet.loc[bob, "quiz"] == 8 and sheet.loc[bob, "quiz before penalty"] == 9
+    assert sheet.loc[alice, "quiz"] == 10 and sheet.loc[bob, "total"] == 8
+    assert "1 day(s) late" in (term["grades"] / "late_work.html").read_text()
+
+
+def test_formgrader_is_the_graders_service_and_a_student_gets_403(term, hub_browser):
+    url, grader, bob = term["url"], term["names"]["grader"], term["names"]["bob"]
+    hubctl.hand_to_grader(term["grades"], grader)
+    for what, path in [("the graded course's masters", term["grades"] / "formgrader" / "source"
+                        / "quiz" / "quiz.ipynb"),
+                       ("another student's feedback", term["grades"] / "quiz" / "feedback"
+                        / term["names"]["alice"] / "quiz" / "quiz.html")]:
+        done = as_user(bob, ["cat", str(path)], check=False)
+        assert done.returncode != 0 and "Permission denied" in done.stderr, f"{bob} read {what}"
+    service = f"{url}/services/{SERVICE}/formgrader"
+    # the student in the browser: the hub refuses the service
+    hub_browser.get(service)
+    wait_for(hub_browser, lambda d: "403" in d.page_source, "403 for the student", 60)
+    student = hub_login(url, bob, term["passwords"][bob])
+    assert http(student, "GET", service).status_code == 403
+
+    marker = hub_login(url, grader, term["passwords"][grader])
+    page = http(marker, "GET", service)
+    assert page.status_code == 200 and "Manage Assignments" in page.text, page.text[:500]
+    api = f"{url}/services/{SERVICE}/formgrader/api"
+    xsrf = marker.cookies.get("_xsrf", path=f"/services/{SERVICE}/") or next(
+        (c.value for c in marker.cookies if c.name == "_xsrf"), "")
+    subs = http(marker, "GET", f"{api}/submitted_notebooks/quiz/quiz").json()
+    theirs = next(s for s in subs if s["student"] == bob)
+    grades = http(marker, "GET", f"{api}/grades", params={"submission_id": theirs["id"]}).json()
+    q3 = next(g for g in grades if g["name"] == "quiz_hidden_q3")
+    assert q3["auto_score"] == 0
+    done = http(marker, "PUT", f"{api}/grade/{q3['id']}", headers={"X-XSRFToken": xsrf},
+                data=json.dumps({"manual_score": 0.5, "extra_credit": 0}))
+    assert done.status_code == 200, done.text[:500]
+    # the mark reaches the grade sheet; the late penalty still applies
+    sheet = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "sheet",
+                            "--out", str(term["grades"])], capture_output=True, text=True)
+    assert sheet.returncode == 0, sheet.stderr[-2000:]
+    import pandas as pd
+
+    row = pd.read_csv(term["grades"] / "grade_sheet.csv").set_index("student").loc[bob]
+    assert row["quiz before penalty"] == 9.5 and row["quiz"] == 8.5, row.to_dict()
+
+
+def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
+    from selenium.webdriver.common.by import By
+
+    driver, url, alice = hub_browser, term["url"], term["names"]["alice"]
+    hubctl.release_feedback("quiz", term["grades"], term["exchange"])
+    driver.get(f"{url}/user/{alice}/lab")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"),
+             "JupyterLab", 120)
+    menu_items(driver, "Nbgrader")
+    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
+         if m.text == "Assignment List").click()
+    wait_for(driver, lambda d: panel_button(d, "submitted_assignments_list", "Fetch Feedback"),
+             "the Fetch Feedback button").click()
+    wait_for(driver, lambda d: "view feedback" in d.find_element(
+        By.ID, "submitted_assignments_list").text, "the view feedback link")
+    found = sorted((Path(pwd.getpwnam(alice).pw_dir) / "quiz" / "feedback").glob("*/quiz.html"))
+    assert len(found) == 1, found
+    relative = found[0].relative_to(pwd.getpwnam(alice).pw_dir)
+    driver.get(f"{url}/user/{alice}/files/{urllib.parse.quote(str(relative))}")
+    wait_for(driver, lambda d: "10" in d.find_element(By.TAG_NAME, "body").text
+             and "Question 1" in d.find_element(By.TAG_NAME, "body").text,
+             "the feedback page with the quiz's points", 60)
+    driver.save_screenshot(str(term["shots"] / "student-feedback.png"))
