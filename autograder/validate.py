@@ -8,7 +8,8 @@ own validator (what `nbgrader validate` runs), whose verdict decides pass or
 fail, and keeps the notebook as that run left it to print a table: for each
 `## Part X (N points)`, the visible test points earned of those possible, the
 hidden test points, and the first failing check's message. The notebook runs
-once, so checking one takes seconds. A part not
+once, down to its last graded or answer cell (the cells after it cannot
+change a result), so checking one takes seconds. A part not
 answered yet shows its hidden points as `?`; when a setup cell (a code cell
 above every part heading) fails, its message is given once as the cause
 instead of the NameErrors it leads to; in the core edition a worked part
@@ -125,13 +126,26 @@ def worked_failures(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
     return found
 
 
+def up_to_the_last_graded_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` without the cells after its last graded or answer cell: no test
+    can depend on them, so a check need not run them (in 03 they are the
+    nprobe sweep and the FAISS section, more than half of its run time)."""
+    marked = [i for i, c in enumerate(nb.cells)
+              if c.metadata.get("nbgrader", {}).get("grade")
+              or c.metadata.get("nbgrader", {}).get("solution")]
+    if marked:
+        nb.cells = nb.cells[:marked[-1] + 1]
+    return nb
+
+
 class KeepingValidator(Validator):
     """nbgrader's own Validator, which keeps the notebook it ran, so that
-    the table explains the very run that gave the verdict."""
+    the table explains the very run that gave the verdict. It runs the
+    notebook only down to its last graded or answer cell."""
     ran: nbformat.NotebookNode | None = None
 
     def _preprocess(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-        self.ran = super()._preprocess(nb)
+        self.ran = super()._preprocess(up_to_the_last_graded_cell(nb))
         return self.ran
 
 

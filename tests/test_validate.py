@@ -370,3 +370,21 @@ def test_a_failing_setup_cell_is_still_the_setup():
         "error", ename="FileNotFoundError", evalue="corpus", traceback=[])]
     assert validate.setup_failure(ran).startswith("FileNotFoundError")
     assert validate.worked_failures(ran) == []
+
+
+def test_check_runs_only_down_to_the_last_graded_cell():
+    """What follows the last graded or answer cell cannot change a result,
+    so make check does not run it: in 03 that is the nprobe sweep and the
+    FAISS section; a notebook with no graded cell runs whole."""
+    nb = nbformat.read(RELEASE / "03_indexing.ipynb", as_version=4)
+    marked = [i for i, c in enumerate(nb.cells)
+              if c.metadata.get("nbgrader", {}).get("grade")
+              or c.metadata.get("nbgrader", {}).get("solution")]
+    cut = validate.up_to_the_last_graded_cell(nbformat.from_dict(nb))
+    assert len(cut.cells) == marked[-1] + 1 < len(nb.cells)
+    dropped = "\n".join(c.source for c in nb.cells[len(cut.cells):])
+    assert "import faiss" in dropped
+    assert not any(c.metadata.get("nbgrader", {}).get(key)
+                   for c in nb.cells[len(cut.cells):] for key in ("grade", "solution"))
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")] * 3)
+    assert len(validate.up_to_the_last_graded_cell(plain).cells) == 3
