@@ -386,5 +386,5 @@ def test_check_runs_only_down_to_the_last_graded_cell():
     assert "import faiss" in dropped
     assert not any(c.metadata.get("nbgrader", {}).get(key)
                    for c in nb.cells[len(cut.cells):] for key in ("grade", "solution"))
-    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")] * 3)
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1") for _ in range(3)])
     assert len(validate.up_to_the_last_graded_cell(plain).cells) == 3
