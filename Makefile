@@ -105,13 +105,16 @@ build: $(STAMP)
 
 ## [students] copy the assignments to my-work/ and open JupyterLab
 ## the student notebooks of release/lab, release/quiz and release/project go
-## to my-work/<assignment>/ (never over your own copies); kernels get
-## encrypted transport, as in autograder/nbgrader_config.py, so they start
-## without a warning
+## to my-work/<assignment>/ and the reading guide to my-work/guide/, where
+## the notebooks' ../guide/ links look for it (never over your own copies);
+## kernels get encrypted transport, as in autograder/nbgrader_config.py, so
+## they start without a warning
 lab: $(STAMP)
 	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
 	  for f in release/$$a/*.ipynb; do \
 	    test -e my-work/$$a/$$(basename $$f) || cp $$f my-work/$$a/; done; done
+	@mkdir -p my-work/guide && for f in guide/*; do \
+	  test -e my-work/guide/$$(basename $$f) || cp $$f my-work/guide/; done
 	cd my-work && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 

@@ -8,10 +8,14 @@ own validator (what `nbgrader validate` runs), whose verdict decides pass or
 fail, and keeps the notebook as that run left it to print a table: for each
 `## Part X (N points)`, the visible test points earned of those possible, the
 hidden test points, and the first failing check's message. The notebook runs
-once, so checking one takes seconds. A part not
+once, down to its last graded or answer cell (the cells after it cannot
+change a result), so checking one takes seconds. A part not
 answered yet shows its hidden points as `?`; when a setup cell (a code cell
-above every task) fails, its message is given once as the cause instead of
-the NameErrors it leads to; written answers still empty are named. The
+above every part heading) fails, its message is given once as the cause
+instead of the NameErrors it leads to; in the core edition a worked part
+whose cell fails is named as that part (it is not the setup, and it costs no
+points); written answers still empty are named; a notebook with no graded
+part (the core edition's 01, 02, 08, 09) says so instead of an empty table. The
 "VALIDATION FAILED" banner, which nbgrader prints per notebook, comes once at
 the end, counting parts.
 
@@ -40,7 +44,8 @@ from nbgrader.utils import determine_grade, is_grade
 from nbgrader.validator import Validator
 
 from nbgrader_cli import nbgrader_settings
-from rag_feedback import BEGIN, HIDDEN_DOC, docstring, error_message, is_hidden, parts_of
+from rag_feedback import (BEGIN, HIDDEN_DOC, PART_HEADING, docstring, error_message,
+                          is_hidden, parts_of)
 
 PASSED = "Success! Your notebook passes all the tests."
 NONE_PASSED = "Success! The notebook does not pass any tests."
@@ -61,6 +66,10 @@ BANNER = ("VALIDATION FAILED on {parts}: if you hand in as it is, you will not "
           "receive full credit.")
 NOT_ANSWERED = "not answered yet ({error})"
 SETUP_FAILED = "the setup cell failed (see above)"
+WORKED_FAILED = "{part}, worked for you, failed (see above)"
+# a worked part's heading in the core edition (autograder/editions.py)
+WORKED_MARK = "worked for you in this release"
+NOTHING_GRADED = "No part of this notebook is graded in this release: nothing to score."
 # a part's cells that stop at a NameError or never ran after a failed setup
 # fail because of it, not of their own
 AFTER_SETUP = ("NameError", "not run")
@@ -82,11 +91,15 @@ def holds_stub(source: str, stub: list[str]) -> bool:
 
 
 def setup_failure(nb: nbformat.NotebookNode) -> str | None:
-    """The error of the first failing code cell above every graded or answer
-    cell (the notebook's setup, such as loading the project's corpus)."""
+    """The error of the first failing code cell above every part heading and
+    every graded or answer cell (the notebook's setup, such as loading the
+    project's corpus). A worked part's cells are not setup, even above the
+    first graded part (see `worked_failures`)."""
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade") or \
                 cell.metadata.get("nbgrader", {}).get("solution"):
+            return None
+        if cell.cell_type == "markdown" and PART_HEADING.search(cell.source):
             return None
         if cell.cell_type == "code":
             message = error_message(cell, MESSAGE_WIDTH * 2)
@@ -95,13 +108,44 @@ def setup_failure(nb: nbformat.NotebookNode) -> str | None:
     return None
 
 
+def worked_failures(nb: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+    """(cell index, part name, error) of the first failing code cell under
+    each worked part's heading (the core edition's worked examples, which
+    carry no points), down to the next part heading."""
+    found, current = [], None
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            heading = PART_HEADING.search(cell.source)
+            if heading:
+                current = heading.group(1) if WORKED_MARK in cell.source else None
+            continue
+        if current and cell.cell_type == "code" and \
+                (message := error_message(cell, MESSAGE_WIDTH * 2)):
+            found.append((index, current, message))
+            current = None  # one failure per worked part
+    return found
+
+
+def up_to_the_last_graded_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` without the cells after its last graded or answer cell: no test
+    can depend on them, so a check need not run them (in 03 they are the
+    nprobe sweep and the FAISS section, more than half of its run time)."""
+    marked = [i for i, c in enumerate(nb.cells)
+              if c.metadata.get("nbgrader", {}).get("grade")
+              or c.metadata.get("nbgrader", {}).get("solution")]
+    if marked:
+        nb.cells = nb.cells[:marked[-1] + 1]
+    return nb
+
+
 class KeepingValidator(Validator):
     """nbgrader's own Validator, which keeps the notebook it ran, so that
-    the table explains the very run that gave the verdict."""
+    the table explains the very run that gave the verdict. It runs the
+    notebook only down to its last graded or answer cell."""
     ran: nbformat.NotebookNode | None = None
 
     def _preprocess(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-        self.ran = super()._preprocess(nb)
+        self.ran = super()._preprocess(up_to_the_last_graded_cell(nb))
         return self.ran
 
 
@@ -154,8 +198,12 @@ def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
     the first failing check."""
     code_stub, text_stub = stubs()
     setup = setup_failure(nb)
+    worked = worked_failures(nb)
     rows = []
     for part in parts_of(nb):
+        cells = part.answers + part.tests
+        # a worked part above this one failed: its NameErrors come from there
+        above = [name for index, name, _ in worked if cells and index < min(cells)]
         visible = {"earned": 0.0, "possible": 0.0}
         hidden = {"earned": 0.0, "possible": 0.0, "ran": True}
         # points of written answers, which a person marks; empty ones
@@ -185,6 +233,8 @@ def part_rows(nb: nbformat.NotebookNode) -> list[dict]:
                 first = problem
         if setup and first and error_name(first) in AFTER_SETUP:
             first = SETUP_FAILED
+        elif above and first and error_name(first) in AFTER_SETUP:
+            first = WORKED_FAILED.format(part=above[-1])
         elif untouched and first and "NotImplementedError" in first:
             first = NOT_ANSWERED.format(error="NotImplementedError")
         if setup or untouched:
@@ -347,10 +397,16 @@ def report_notebook(path: Path, ok: bool, report: str, ran, details: bool,
     if setup:
         print("  the setup cell failed, and the checks that need what it "
               f"defines fail with it:\n    {setup}")
+    for _, name, message in worked_failures(ran):
+        print(f"  {name}, worked for you (no points), raised an error, and the "
+              f"cells that need what it defines fail with it:\n    {message}")
     empty = ", ".join(empty_written(rows))
     marking = "a person marks them at grading, and an empty one scores 0"
     if ok and empty:
         print(f"Only the written answers are still empty: {empty} ({marking}).")
+    if not rows:
+        print("  " + NOTHING_GRADED)
+        return rows
     print("\n" + table(path, rows))
     if empty and not ok:
         print(f"  written answers still empty: {empty} ({marking})")

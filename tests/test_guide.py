@@ -259,6 +259,9 @@ REQUIRED_TERMS = [
     "Chunk overlap", "IVF", "Product quantisation", "RAG-Sequence / RAG-Token",
     "Hit@k", "Abstention", "Citation check", "Stale index", "Permission leak",
     "RRF constant k", "IDF", "Saturation", "Length normalisation",
+    # the terms of the going-further sections and their statistics
+    "efSearch", "efConstruction", "M", "nprobe", "Coverage", "Risk",
+    "Clopper-Pearson interval", "Paired bootstrap", "Cluster bootstrap", "Word piece",
 ]
 
 

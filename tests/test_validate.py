@@ -295,3 +295,96 @@ def test_an_answered_part_keeps_a_failing_hidden_call_at_zero():
     assert row["hidden"]["ran"] and row["hidden"]["earned"] == 0, row
     assert validate.table(Path(master.name), [row]).splitlines()[1].split()[5] \
         == f"0/{row['hidden']['possible']:g}"
+
+
+# ---- the core edition (make build CORE=1): worked parts carry no points
+
+def core_copy(stem: str) -> nbformat.NotebookNode:
+    import editions
+    return editions.core_edition(nbformat.read(ROOT / "source" / "lab" / f"{stem}.ipynb",
+                                               as_version=4))
+
+
+def worked_check_above_first_graded(nb) -> tuple[str, str]:
+    """(grade_id, part name) of a worked part's check cell that sits above
+    the first graded cell."""
+    first = min(i for p in parts_of(nb) for i in p.tests)
+    part = None
+    for index, cell in enumerate(nb.cells[:first]):
+        if cell.cell_type == "markdown":
+            found = re.search(r"^#+\s+(Part \w+) \(0 points\)", cell.source, re.M)
+            part = found.group(1) if found else part
+        elif part and cell.metadata.get("nbgrader", {}).get("grade_id"):
+            return cell.metadata["nbgrader"]["grade_id"], part
+    raise AssertionError("no worked check above the first graded part")
+
+
+def test_a_failing_worked_cell_is_not_called_the_setup(capsys):
+    """06 in the core edition: a worked check above Part F raises; it is
+    named as that worked part, never as the setup cell, and Part F's
+    NameError points at it."""
+    nb = core_copy("06_agentic")
+    worked_id, worked = worked_check_above_first_graded(nb)
+    graded = parts_of(nb)[0]
+    visible = next(nb.cells[i].metadata["nbgrader"]["grade_id"] for i in graded.tests
+                   if not is_hidden(nb.cells[i]))
+    ran = as_if_run(nb, {worked_id: "KeyError", visible: "NameError"})
+    assert validate.setup_failure(ran) is None
+    rows = validate.report_notebook(Path("my-work/lab/06_agentic.ipynb"), False,
+                                    "VALIDATION FAILED on 1 cell", ran, False, False)
+    out = capsys.readouterr().out
+    assert "setup cell failed" not in out, out
+    assert f"{worked}, worked for you (no points), raised an error" in out, out
+    assert rows[0]["first"] == validate.WORKED_FAILED.format(part=worked), rows
+
+
+def test_success_never_comes_with_a_setup_failure(capsys):
+    """Every graded check passes while a worked cell fails: Success, and the
+    worked part is named, not the setup."""
+    nb = core_copy("06_agentic")
+    worked_id, worked = worked_check_above_first_graded(nb)
+    ran = as_if_run(nb, {worked_id: "KeyError"})
+    rows = validate.report_notebook(Path("my-work/lab/06_agentic.ipynb"), True,
+                                    validate.PASSED, ran, False, False)
+    out = capsys.readouterr().out
+    assert validate.PASSED in out and "setup cell failed" not in out, out
+    assert all(row["ok"] for row in rows) and f"{worked}, worked for you" in out
+
+
+def test_a_notebook_with_no_graded_part_prints_no_empty_table(capsys):
+    """01 in the core edition grades nothing: a sentence, not a bare header."""
+    ran = as_if_run(core_copy("01_why_retrieval"), {})
+    rows = validate.report_notebook(Path("my-work/lab/01_why_retrieval.ipynb"), True,
+                                    validate.PASSED, ran, False, False)
+    out = capsys.readouterr().out
+    assert rows == [] and validate.NOTHING_GRADED in out, out
+    assert "first failing check" not in out, out
+
+
+def test_a_failing_setup_cell_is_still_the_setup():
+    """A code cell above every part heading that fails is the setup."""
+    nb = core_copy("06_agentic")
+    setup = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    ran = as_if_run(nb, {})
+    ran.cells[setup].outputs = [nbformat.v4.new_output(
+        "error", ename="FileNotFoundError", evalue="corpus", traceback=[])]
+    assert validate.setup_failure(ran).startswith("FileNotFoundError")
+    assert validate.worked_failures(ran) == []
+
+
+def test_check_runs_only_down_to_the_last_graded_cell():
+    """What follows the last graded or answer cell cannot change a result,
+    so make check does not run it: in 03 that is the nprobe sweep and the
+    FAISS section; a notebook with no graded cell runs whole."""
+    nb = nbformat.read(RELEASE / "03_indexing.ipynb", as_version=4)
+    marked = [i for i, c in enumerate(nb.cells)
+              if c.metadata.get("nbgrader", {}).get("grade")
+              or c.metadata.get("nbgrader", {}).get("solution")]
+    cut = validate.up_to_the_last_graded_cell(nbformat.from_dict(nb))
+    assert len(cut.cells) == marked[-1] + 1 < len(nb.cells)
+    dropped = "\n".join(c.source for c in nb.cells[len(cut.cells):])
+    assert "import faiss" in dropped
+    assert not any(c.metadata.get("nbgrader", {}).get(key)
+                   for c in nb.cells[len(cut.cells):] for key in ("grade", "solution"))
+    plain = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1") for _ in range(3)])
+    assert len(validate.up_to_the_last_graded_cell(plain).cells) == 3

@@ -1,10 +1,21 @@
-"""The week's time plan agrees with itself wherever it is written.
+"""The week's time plan is counted by code and agrees wherever it is written.
 
 Every master opens with a title cell and then a cell of two or three
 objectives and a time line. README.md's section "The week, hour by hour"
-holds the week in hours and each lab notebook's minutes; the notebooks'
+holds the week in minutes and each lab notebook's minutes; the notebooks'
 time lines must match that table, its total row must be its sums, and the
-reading guide must give the week the same hours. Fast: no kernel runs.
+reading guide must give the week the same minutes. Fast: no kernel runs.
+
+The reading, core-part and core-exercise minutes are not typed by guess:
+tools/week_plan.py counts them from the masters, and these tests compare.
+Its rule for reading: a notebook's core prose is its markdown, leaving out
+each graded part's task text (from its `## Part X` heading down to its
+last graded cell), the going-further sections (a heading whose first line
+starts `*Going further`), the Exercises, Discussion questions and
+References sections, anything folded under `<details>`, and the time line;
+words are runs of letters or digits; minutes are the words at 180 a minute,
+rounded up. The core path must read at 200 words a minute or slower over
+the whole, and 250 or slower in every notebook.
 """
 import re
 from pathlib import Path
@@ -13,6 +24,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+import sys  # noqa: E402
+sys.path.insert(0, str(ROOT / "tools"))
+import week_plan  # noqa: E402
 README = ROOT / "README.md"
 GUIDE = ROOT / "guide" / "README.md"
 MASTERS = sorted((ROOT / "source").glob("*/*.ipynb"))
@@ -21,11 +35,14 @@ LAB = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 HEAD = "**After this notebook you can:**"
 OBJECTIVE = re.compile(r"^(\d+)\.\s+\S", re.M)
 LAB_TIME = re.compile(r"^\*\*Time:\*\* about (\d+) min reading, (\d+) min for the core "
-                      r"parts, (\d+) min for the extensions\.$", re.M)
+                      r"parts, (\d+) min for the exercises on the core path, (\d+) min "
+                      r"for the extensions\.$", re.M)
 SHORT_TIME = re.compile(r"^\*\*Time:\*\* about (\d+) min\.$", re.M)
 PART = re.compile(r"^#{1,6}\s+Part\s+\w+\s*\([\d.]+\s+points?\)\s*·\s*(core|extension)",
                   re.M)
-COLUMNS = ("reading", "core parts", "extensions")
+COLUMNS = ("reading", "core parts", "core exercises", "extensions")
+COUNTED = COLUMNS[:3]  # counted by tools/week_plan.py
+WEEK_MINUTES = 600
 
 
 def section(path: Path, heading: str) -> str:
@@ -63,20 +80,20 @@ def table_with(text: str, first_header: str, where: str) -> list[list[str]]:
 
 
 def week_table(path: Path, heading: str) -> list[tuple[str, int]]:
-    """(label, hours) per row of the week table under `heading`, total last."""
+    """(label, minutes) per row of the week table under `heading`, total last."""
     where = f"{path.relative_to(ROOT)} ({heading.lstrip('# ')})"
     table = table_with(section(path, heading), "part of the week", where)
-    assert table[0][1] == "hours", f"{where}: the week table's columns are {table[0]}"
+    assert table[0][1] == "minutes", f"{where}: the week table's columns are {table[0]}"
     rows = []
-    for label, hours in table[1:]:
-        assert hours.isdigit(), f"{where}: row {label!r} gives {hours!r} hours, not a number"
-        rows.append((label, int(hours)))
+    for label, minutes in table[1:]:
+        assert minutes.isdigit(), f"{where}: row {label!r} gives {minutes!r} min, not a number"
+        rows.append((label, int(minutes)))
     assert rows and rows[-1][0] == "total", f"{where}: the week table has no total row last"
     return rows
 
 
-def hours_of(rows: list[tuple[str, int]], word: str, where: str) -> int:
-    matches = [h for label, h in rows if word in label]
+def minutes_of(rows: list[tuple[str, int]], word: str, where: str) -> int:
+    matches = [m for label, m in rows if word in label]
     assert len(matches) == 1, f"{where}: expected one week row mentioning {word!r}, " \
                               f"found {len(matches)}"
     return matches[0]
@@ -86,8 +103,8 @@ def readme_week() -> list[tuple[str, int]]:
     return week_table(README, "### The week, hour by hour")
 
 
-def notebook_table() -> dict[str, tuple[int, int, int]]:
-    """Notebook (file stem) or 'total' -> minutes (reading, core, extensions)."""
+def notebook_table() -> dict[str, tuple[int, ...]]:
+    """Notebook (file stem) or 'total' -> minutes, one per column of COLUMNS."""
     where = "README.md (The week, hour by hour)"
     table = table_with(section(README, "### The week, hour by hour"), "notebook", where)
     want = ["notebook", *(f"{c} (min)" for c in COLUMNS)]
@@ -96,7 +113,7 @@ def notebook_table() -> dict[str, tuple[int, int, int]]:
     rows = {}
     for name, *minutes in table[1:]:
         assert all(m.isdigit() for m in minutes), \
-            f"{where}: row {name!r} has minutes {minutes}, not three whole numbers"
+            f"{where}: row {name!r} has minutes {minutes}, not whole numbers"
         assert name not in rows, f"{where}: {name!r} has two rows"
         rows[name] = tuple(int(m) for m in minutes)
     return rows
@@ -130,9 +147,10 @@ def test_every_master_opens_with_objectives_and_a_time_line(path):
 
 
 @pytest.mark.parametrize("path", LAB, ids=lambda p: p.name)
-def test_each_lab_notebooks_minutes_match_the_readme(path):
-    """The three numbers of the time line are the notebook's row in README.md,
-    and a notebook with no core (extension) part plans 0 minutes for them."""
+def test_each_lab_notebooks_minutes_match_the_readme_and_the_count(path):
+    """The time line's numbers are the notebook's row in README.md; its
+    reading, core-part and core-exercise minutes are what tools/week_plan.py
+    counts; a notebook with no core (extension) part plans 0 minutes for them."""
     name = path.relative_to(ROOT)
     table = notebook_table()
     assert path.stem in table, f"README.md: the per-notebook table has no row {path.stem!r}"
@@ -140,11 +158,15 @@ def test_each_lab_notebooks_minutes_match_the_readme(path):
     assert said == table[path.stem], \
         f"{name} says {dict(zip(COLUMNS, said))} min, README.md's row says " \
         f"{dict(zip(COLUMNS, table[path.stem]))}"
+    counted = week_plan.plan()[path.stem]
+    assert said[:3] == tuple(counted[c] for c in COUNTED), \
+        f"{name} plans {dict(zip(COUNTED, said))} min, tools/week_plan.py counts " \
+        f"{ {c: counted[c] for c in COUNTED} }"
     nb = nbformat.read(path, as_version=4)
     kinds = {m for c in nb.cells if c.cell_type == "markdown"
              for m in PART.findall(c.source)}
     for kind, minutes, column in (("core", said[1], "core parts"),
-                                  ("extension", said[2], "extensions")):
+                                  ("extension", said[3], "extensions")):
         if kind in kinds:
             assert minutes > 0, f"{name} has '· {kind}' parts but plans 0 min for the {column}"
         else:
@@ -152,52 +174,128 @@ def test_each_lab_notebooks_minutes_match_the_readme(path):
                 f"{name} has no '· {kind}' part but plans {minutes} min for the {column}"
 
 
+@pytest.mark.parametrize("path", LAB, ids=lambda p: p.name)
+def test_no_notebook_is_read_faster_than_250_words_a_minute(path):
+    """The planned reading minutes leave at most 250 words a minute."""
+    row = week_plan.plan()[path.stem]
+    assert row["reading"] > 0 and row["words"] / row["reading"] <= 250, \
+        f"{path.name}: {row['words']} words of core prose in {row['reading']} min"
+
+
+def test_the_core_path_reads_at_200_words_a_minute_or_slower():
+    """Over all nine notebooks, at most 200 words a minute; README.md states
+    the words, the rate and the fastest notebook's rate as counted."""
+    rows = week_plan.plan().values()
+    words = sum(r["words"] for r in rows)
+    minutes = sum(r["reading"] for r in rows)
+    assert words / minutes <= 200, f"{words} words in {minutes} min"
+    text = section(README, "### The week, hour by hour")
+    stated = f"hold {words:,} words of core prose: {round(words / minutes)} words a minute " \
+             f"over the {minutes} minutes, and at most " \
+             f"{max(round(r['words'] / r['reading']) for r in rows)} in any one notebook"
+    assert stated in " ".join(text.split()), f"README.md should say {stated!r}"
+    assert f"at {week_plan.RATE} words a minute" in " ".join(text.split())
+
+
+def test_the_readme_states_the_part_rule_and_its_example():
+    """README.md's rule for the core parts is the one tools/week_plan.py
+    applies, and its example (06's loop) is computed."""
+    nb = nbformat.read(ROOT / "source/lab/06_agentic.ipynb", as_version=4)
+    loop = [p for p in week_plan.parts_of(nb) if p.name == "Part F"][0]
+    lines = sum(week_plan.solution_lines(nb.cells[i].source) for i in loop.answers)
+    minutes = week_plan.PART_SETUP + week_plan.PER_LINE * lines
+    text = " ".join(section(README, "### The week, hour by hour").split())
+    assert f"{week_plan.PART_SETUP} minutes to read the task" in text
+    assert week_plan.PER_LINE == 0.5 and "half a minute per line" in text
+    assert f"06's loop, {lines} lines, is planned at {minutes:g} minutes" in text, \
+        f"README.md should time 06's loop at {lines} lines, {minutes:g} min"
+
+
+def test_at_least_four_exercises_are_on_the_core_path():
+    """Four or more exercises say "core path, about N min", and the README
+    names them in its exercise row."""
+    rows = week_plan.plan()
+    assert sum(r["exercises"] for r in rows.values()) >= 4
+    week = readme_week()
+    count = sum(r["exercises"] for r in rows.values())
+    words = {4: "four", 5: "five", 6: "six"}
+    assert minutes_of(week, "exercises on the core path", "README.md") == \
+        sum(r["core exercises"] for r in rows.values())
+    assert any(label.startswith(words.get(count, str(count)) + " exercises")
+               for label, _ in week), f"README.md's week should count {count} exercises"
+
+
+def test_the_solution_line_count_leaves_out_what_is_not_code():
+    """Blank lines, comments, docstrings and nbgrader markers are not lines."""
+    code = ('def f(x):\n    """Doc\n    string."""\n    ### BEGIN SOLUTION\n'
+            '    # why\n\n    y = x + 1\n    return y\n    ### END SOLUTION\n')
+    assert week_plan.solution_lines(code) == 3
+
+
+def test_the_reading_rule_leaves_out_what_it_says():
+    """Task text, folds, going-further, exercises and references are not
+    counted; lecture text after a part's last graded cell is."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    graded = code("assert True")
+    graded.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "points": 1}
+    nb = nbformat.v4.new_notebook(cells=[
+        md("# Title\n\none two"),
+        md("## 1. Section\n\nthree four\n\n<details><summary>More</summary>\n\n"
+           "folded words here\n\n</details>"),
+        md("## Part A (1 point) · core\n\ntask words here"), graded,
+        md("five six"),
+        md("## 2. Far\n\n*Going further: off the path.*\n\nfar words"),
+        md("### deeper\n\nstill far"),
+        md("## Summary\n\nseven\n\n## Exercises\n\n1. an exercise\n\n"
+           "## References\n\n- a paper")])
+    kept = week_plan.core_prose(nb)
+    assert week_plan.words(kept) == 11, kept  # Title, 1, Section, Summary, one..seven
+    for left_out in ("folded", "task", "far", "exercise", "paper"):
+        assert left_out not in kept
+    assert week_plan.minutes(181) == 2 and week_plan.minutes(180) == 1
+
+
 def test_the_readme_tables_add_up():
-    """Total row = column sums; reading and core parts 120 min each, as the
-    week table's 2 h rows say; the week's hours add to 10; the table lists
-    exactly the lab's notebooks."""
+    """Total rows = column sums; the week fits in 600 minutes; its reading,
+    core-part and core-exercise rows are the notebooks' totals; the table
+    lists exactly the lab's notebooks."""
     table = notebook_table()
     assert "total" in table, "README.md: the per-notebook table has no 'total' row"
     total = table.pop("total")
     assert sorted(table) == [p.stem for p in LAB], \
         f"README.md: the per-notebook table lists {sorted(table)}, " \
         f"source/lab/ holds {[p.stem for p in LAB]}"
-    sums = tuple(sum(row[i] for row in table.values()) for i in range(3))
+    sums = tuple(sum(row[i] for row in table.values()) for i in range(len(COLUMNS)))
     assert total == sums, f"README.md: the total row says {dict(zip(COLUMNS, total))}, " \
                           f"the columns add to {dict(zip(COLUMNS, sums))}"
-    assert total[0] == 120 and total[1] == 120, \
-        f"README.md: reading {total[0]} min and core parts {total[1]} min, expected 120 each"
 
     week = readme_week()
     where = "README.md (The week, hour by hour)"
-    *rows, (_, hours) = week
-    assert sum(h for _, h in rows) == hours == 10, \
-        f"{where}: the week's rows add to {sum(h for _, h in rows)} h, " \
-        f"its total says {hours} h, expected 10"
-    assert hours_of(rows, "prose", where) * 60 == total[0], \
-        f"{where}: the week gives the notes {hours_of(rows, 'prose', where)} h, " \
-        f"the notebooks' reading adds to {total[0]} min"
-    assert hours_of(rows, "core parts", where) * 60 == total[1], \
-        f"{where}: the week gives the core parts {hours_of(rows, 'core parts', where)} h, " \
-        f"the notebooks' core parts add to {total[1]} min"
+    *rows, (_, minutes) = week
+    assert sum(m for _, m in rows) == minutes <= WEEK_MINUTES, \
+        f"{where}: the week's rows add to {sum(m for _, m in rows)} min, " \
+        f"its total says {minutes}, at most {WEEK_MINUTES} allowed"
+    for word, column in (("prose", 0), ("core parts", 1), ("exercises on the core path", 2)):
+        assert minutes_of(rows, word, where) == total[column], \
+            f"{where}: the week gives {word} {minutes_of(rows, word, where)} min, " \
+            f"the notebooks' {COLUMNS[column]} add to {total[column]}"
 
 
-def test_the_quiz_and_the_project_fit_their_hours():
-    """The project's minutes are its week row; the quiz fits in its row."""
+def test_the_quiz_and_the_project_fit_their_minutes():
+    """The quiz's and the project's time lines are their week rows."""
     week = readme_week()
     where = "README.md (The week, hour by hour)"
-    for path, word, check in (
-            (ROOT / "source/project/project.ipynb", "project", lambda m, h: m == 60 * h),
-            (ROOT / "source/quiz/quiz.ipynb", "quiz", lambda m, h: 0 < m <= 60 * h)):
+    for path, word in ((ROOT / "source/project/project.ipynb", "project"),
+                       (ROOT / "source/quiz/quiz.ipynb", "the quiz")):
         minutes = int(SHORT_TIME.search(objectives_cell(path)).group(1))
-        hours = hours_of(week, word, where)
-        assert check(minutes, hours), \
-            f"{path.relative_to(ROOT)} plans {minutes} min; {where} gives {word} {hours} h"
+        planned = minutes_of(week, word, where)
+        assert minutes == planned, \
+            f"{path.relative_to(ROOT)} plans {minutes} min; {where} gives {word} {planned}"
 
 
-def test_the_guide_gives_the_week_the_readmes_hours():
-    """guide/README.md's week table: the same rows' hours as README.md's."""
+def test_the_guide_gives_the_week_the_readmes_minutes():
+    """guide/README.md's week table: the same rows' minutes as README.md's."""
     readme = readme_week()
     guide = week_table(GUIDE, "## How to spend the week")
-    assert [h for _, h in guide] == [h for _, h in readme], \
+    assert [m for _, m in guide] == [m for _, m in readme], \
         f"guide/README.md's week table gives {guide}, README.md's gives {readme}"

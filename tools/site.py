@@ -390,7 +390,9 @@ def figure_caption(nb, index: int, title: str) -> str:
     that follows it (when the next markdown cell goes on without a new
     heading); else the last paragraph before it."""
     def paragraphs(cell) -> list[str]:
-        return [p for p in re.split(r"\n\s*\n", cell.source)
+        # a fold's markup is not prose; the paragraphs inside it are
+        source = re.sub(r"<summary>.*?</summary>|</?details>", "", cell.source)
+        return [p for p in re.split(r"\n\s*\n", source)
                 if p.strip() and not p.lstrip().startswith(("#", "---", "```"))]
 
     before = next((paragraphs(c) for c in reversed(nb.cells[:index])

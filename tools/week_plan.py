@@ -1,0 +1,203 @@
+"""The week's minutes on the core path, counted by code from the masters.
+
+    python tools/week_plan.py     one row per lab notebook: words, minutes
+
+README.md ("The week, hour by hour"), each notebook's time line and the
+guide give these numbers; tests/test_week_plan.py checks that they agree.
+
+**Reading.** A notebook's *core prose* is the text of its markdown
+cells (title, objectives, setup note, the numbered lecture sections and
+their results, the summary), leaving out:
+
+* each graded part's task text: the markdown cells from its
+  `## Part X (N points)` heading down to its last graded cell;
+* any section under a heading named Exercises, Discussion questions or
+  References;
+* a "going further" section: one whose first line under its heading starts
+  with `*Going further`, down to the next heading of its level or above;
+* folded detail: anything between `<details>` and `</details>`, which
+  JupyterLab and the site show closed until the reader opens it;
+* the `**Time:**` line, which states the result of this count.
+
+A *word* is a run of letters or digits, joined through an apostrophe, a
+dot, a comma or a hyphen (`0.04`, `all-MiniLM-L6-v2` and `q03` are one word
+each), after link targets, HTML tags and comments are dropped; a formula
+counts its symbols. The planned minutes are the words at `RATE` words a
+minute, rounded *up* to whole minutes, so no notebook is planned
+faster than `RATE`. Figures and result tables are not counted as words:
+they are read beside the code that draws them, during the lab's time.
+
+**The lab's core parts.** Each part marked `core` is timed as
+`PART_SETUP` minutes to read its task, run its demo and its checks, plus
+`PER_LINE` of a minute per line of its reference solution (the code of its
+solution cells without blank lines, comments and docstrings): about two
+lines of working code a minute. A notebook's core parts add up, rounded up
+to whole minutes.
+
+**Exercises on the core path.** An exercise whose title is followed by
+`(core path, about N min` is on the core path, and N is its time.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB = ROOT / "source" / "lab"
+sys.path.insert(0, str(ROOT / "autograder"))
+from rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
+
+RATE = 180        # words a minute: careful technical reading runs 150-200
+STEP = 1          # minutes are planned in whole minutes
+PART_SETUP = 3    # minutes per core part to read it and run its demo and checks
+PER_LINE = 0.5    # minutes per line of the reference solution
+CORE_EXERCISE = re.compile(r"^\d+\.\s+\*\*[^*\n]+\*\*[^\n]*?\(core path, about (\d+) min",
+                           re.M)
+LEFT_OUT = ("exercises", "discussion questions", "references")
+GOING_FURTHER = "*Going further"
+TIME_LINE = "**Time:**"  # the plan itself is not counted: it depends on the count
+
+WORD = re.compile(r"[^\W_]+(?:['’.,\-][^\W_]+)*")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
+FOLD = re.compile(r"<details\b.*?</details>", re.S | re.I)
+COMMENT = re.compile(r"<!--.*?-->", re.S)
+TAG = re.compile(r"</?[A-Za-z][^>]*>")
+LINK_TARGET = re.compile(r"\]\([^)]*\)")
+
+
+def words(text: str) -> int:
+    """The words of a piece of markdown, by the module's rule."""
+    text = LINK_TARGET.sub("]", TAG.sub(" ", COMMENT.sub(" ", text)))
+    return len(WORD.findall(text))
+
+
+def task_lines(nb) -> dict[int, int]:
+    """Markdown cell index -> the line from which that cell is a graded
+    part's task text (0: the whole cell). A part's task text runs from its
+    `## Part X (N points)` heading line down to its last graded cell."""
+    found, heading, last = {}, None, None
+
+    def close():
+        if heading is not None:
+            for i in range(heading[0] + 1, (last or heading[0]) + 1):
+                if nb.cells[i].cell_type == "markdown":
+                    found[i] = 0
+            found[heading[0]] = heading[1]
+
+    for index, cell in enumerate(nb.cells):
+        match = cell.cell_type == "markdown" and PART_HEADING.search(cell.source)
+        if match:
+            close()
+            heading, last = (index, cell.source[:match.start()].count("\n")), None
+        elif nbgrader_meta(cell).get("grade") or nbgrader_meta(cell).get("solution"):
+            last = index
+    close()
+    return found
+
+
+def core_prose(nb) -> str:
+    """The core prose of a notebook (see the module's docstring), as one text."""
+    tasks = task_lines(nb)
+    kept, skip_level = [], None  # skip_level: the heading level of a left-out section
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        lines = FOLD.sub(" ", cell.source).splitlines()
+        task_from = tasks.get(index, len(lines))
+        for at, line in enumerate(lines):
+            heading = HEADING.match(line)
+            if heading:
+                level = len(heading.group(1))
+                if skip_level is not None and level <= skip_level:
+                    skip_level = None
+                title = heading.group(2).strip().lower()
+                first = next((x.strip() for x in lines[at + 1:] if x.strip()), "")
+                if skip_level is None and (title in LEFT_OUT
+                                           or first.startswith(GOING_FURTHER)):
+                    skip_level = level
+            if skip_level is None and at < task_from and not line.startswith(TIME_LINE):
+                kept.append(line)
+    return "\n".join(kept)
+
+
+def minutes(n_words: int) -> int:
+    """Planned minutes for `n_words` of core prose."""
+    return STEP * math.ceil(n_words / RATE / STEP)
+
+
+def solution_lines(code: str) -> int:
+    """Lines of `code` that are not blank, a comment or part of a docstring."""
+    code = "\n".join(line for line in code.splitlines()
+                     if not line.strip().startswith("### "))  # nbgrader's markers
+    docs = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) \
+                and ast.get_docstring(node) is not None:
+            first = node.body[0]
+            docs |= set(range(first.lineno, first.end_lineno + 1))
+    return sum(1 for number, line in enumerate(code.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in docs)
+
+
+def core_part_minutes(nb) -> int:
+    """Planned minutes for a notebook's core parts (0 when it has none)."""
+    total = 0.0
+    for part in parts_of(nb):
+        if part.path == "core":
+            lines = sum(solution_lines(nb.cells[i].source) for i in part.answers)
+            total += PART_SETUP + PER_LINE * lines
+    return math.ceil(total)
+
+
+def exercise_minutes(nb) -> list[int]:
+    """The minutes of each exercise on the core path, in order."""
+    return [int(m) for cell in nb.cells if cell.cell_type == "markdown"
+            for m in CORE_EXERCISE.findall(exercises_text(cell.source))]
+
+
+def exercises_text(source: str) -> str:
+    """The text of a cell under its `## Exercises` heading, if any."""
+    found = re.search(r"^#+\s+Exercises\s*$(.*?)(?=^#+\s|\Z)", source, re.M | re.S)
+    return found.group(1) if found else ""
+
+
+def notebook_words(path: Path) -> int:
+    return words(core_prose(nbformat.read(path, as_version=4)))
+
+
+def plan() -> dict[str, dict[str, int]]:
+    """Notebook stem -> its core words and its minutes: reading, core parts,
+    core exercises."""
+    rows = {}
+    for path in sorted(LAB.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        n = words(core_prose(nb))
+        rows[path.stem] = {"words": n, "reading": minutes(n),
+                           "core parts": core_part_minutes(nb),
+                           "core exercises": sum(exercise_minutes(nb)),
+                           "exercises": len(exercise_minutes(nb))}
+    return rows
+
+
+def main() -> int:
+    rows = plan()
+    for stem, row in rows.items():
+        print(f"{stem:20s} {row['words']:6d} words  {row['reading']:4d} min reading "
+              f"({row['words'] / row['reading']:3.0f} a minute)  "
+              f"{row['core parts']:3d} min core parts  "
+              f"{row['core exercises']:3d} min for {row['exercises']} core exercises")
+    total = {key: sum(row[key] for row in rows.values()) for key in next(iter(rows.values()))}
+    print(f"{'total':20s} {total['words']:6d} words  {total['reading']:4d} min reading "
+          f"({total['words'] / total['reading']:3.0f} a minute)  "
+          f"{total['core parts']:3d} min core parts  "
+          f"{total['core exercises']:3d} min for {total['exercises']} core exercises")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
