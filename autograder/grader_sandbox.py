@@ -133,7 +133,7 @@ def command(cmd: list[str], course: Path, settings: dict, code: Path,
             env: dict[str, str]) -> list[str]:
     """The bwrap argv that runs `cmd` as the grader's user (kernel_sandbox.py
     --run sets its limits and drops root) with only what it needs in sight."""
-    from kernel_sandbox import SYSTEM
+    from kernel_sandbox import bwrap_base
 
     grader = settings["grader"]
     runtime = Path(settings["runtime"])
@@ -143,21 +143,8 @@ def command(cmd: list[str], course: Path, settings: dict, code: Path,
     events = (settings.get("cgroup") or {}).get("events")
     files = [events] if events and Path(events).exists() else []
     writable = [str(course), str(runtime / "connections"), settings["sockets"]]
-    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
-            "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--clearenv"]
-    for path in SYSTEM:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
-    targets = [*readonly, *files, *writable, str(runtime / "zygote.sock")]
-    parents = {str(p) for t in targets for p in Path(t).parents
-               if str(p) not in ("/", "/tmp")}
-    for path in sorted(parents):
-        args += ["--perms", "0755", "--dir", path]
+    args = bwrap_base(TMP_BYTES, [*readonly, *files, *writable,
+                                  str(runtime / "zygote.sock")])
     for path in readonly + files:
         args += ["--ro-bind", path, path]
     for path in writable:
@@ -196,22 +183,11 @@ def run_unprivileged(cmd: list[str], readonly: list[Path], code: Path, uid: int 
     standard output, at most `output_bytes` of it."""
     import subprocess
 
-    from kernel_sandbox import SYSTEM
+    from kernel_sandbox import bwrap_base
 
     seen = sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix)),
                    str(ROOT / "ragkit"), str(code), *map(str, readonly)})
-    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
-            "--unshare-net", "--unshare-ipc", "--unshare-uts", "--clearenv"]
-    for path in SYSTEM:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(TMP_BYTES), "--perms", "1777", "--tmpfs", "/tmp"]
-    for path in sorted({str(p) for t in seen for p in Path(t).parents
-                        if str(p) not in ("/", "/tmp")}):
-        args += ["--perms", "0755", "--dir", path]
+    args = bwrap_base(TMP_BYTES, seen)
     for path in seen:
         args += ["--ro-bind", path, path]
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp",

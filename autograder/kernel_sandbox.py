@@ -111,6 +111,29 @@ def threads_of(uid: int) -> int:
     return count
 
 
+def bwrap_base(tmp_bytes: int, targets: list[str]) -> list[str]:
+    """The start of every sandbox's bwrap argv: new namespaces (PID,
+    network, IPC, UTS, cgroup), an empty environment, the system read-only,
+    /proc, /dev, a /tmp of `tmp_bytes`, and the folders leading to each of
+    `targets` (which the caller binds) made 0755: bwrap would make them
+    private to root."""
+    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
+            "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--clearenv"]
+    for path in SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+    parents = {str(p) for t in targets for p in Path(t).parents
+               if str(p) not in ("/", "/tmp")}
+    for path in sorted(parents):
+        args += ["--perms", "0755", "--dir", path]
+    return args
+
+
 def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
                   writable: list[str], scratch_bytes: int,
                   env: dict[str, str], beside: Path | None = None) -> list[str]:
@@ -122,22 +145,7 @@ def bwrap_command(cmd: list[str], work: Path, readonly: list[str],
     own paths.
     """
     beside = work if beside is None else beside
-    args = ["bwrap", "--die-with-parent", "--new-session", "--unshare-pid",
-            "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--clearenv"]
-    for path in SYSTEM:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(scratch_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
-    # bwrap would make the folders leading to a mount private to root (0700)
-    targets = [*readonly, *writable, str(work)]
-    parents = {str(p) for t in targets for p in Path(t).parents
-               if str(p) not in ("/", "/tmp")}
-    for path in sorted(parents):
-        args += ["--perms", "0755", "--dir", path]
+    args = bwrap_base(scratch_bytes, [*readonly, *writable, str(work)])
     for path in readonly:
         args += ["--ro-bind", path, path]
     args += ["--size", str(scratch_bytes), "--perms", "0777",

@@ -34,6 +34,17 @@ __all__ = [
 ]
 
 
+def _finite_values(values) -> np.ndarray:
+    """`values` as a 1-D float array, refused by name when empty or not finite."""
+    data = np.asarray(values, dtype=float)
+    if data.ndim != 1 or data.size == 0:
+        raise ValueError(
+            f"values must be a non-empty 1-D sequence (got shape {data.shape})")
+    if not np.isfinite(data).all():
+        raise ValueError("values must be finite numbers")
+    return data
+
+
 def bootstrap_interval(
     values: Sequence[float],
     level: float = 0.95,
@@ -47,12 +58,7 @@ def bootstrap_interval(
     move with another draw of questions of the same size; the interval is the
     central ``level`` share of those means. Seeded, so it is reproducible.
     """
-    data = np.asarray(values, dtype=float)
-    if data.ndim != 1 or data.size == 0:
-        raise ValueError(
-            f"values must be a non-empty 1-D sequence (got shape {data.shape})")
-    if not np.isfinite(data).all():
-        raise ValueError("values must be finite numbers")
+    data = _finite_values(values)
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (got level={level})")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
@@ -87,12 +93,7 @@ def cluster_bootstrap_interval(
     the result equals :func:`bootstrap_interval` with the same ``seed``.
     For a paired comparison, pass the per-question differences.
     """
-    data = np.asarray(values, dtype=float)
-    if data.ndim != 1 or data.size == 0:
-        raise ValueError(
-            f"values must be a non-empty 1-D sequence (got shape {data.shape})")
-    if not np.isfinite(data).all():
-        raise ValueError("values must be finite numbers")
+    data = _finite_values(values)
     if isinstance(clusters, (str, bytes)) or not isinstance(clusters, Sequence):
         raise TypeError(
             f"clusters must be a list of labels (got {type(clusters).__name__})")

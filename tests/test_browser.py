@@ -155,7 +155,7 @@ def browser(tmp_path_factory):
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
                 "--disable-gpu", "--window-size=1400,1000", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update",
-                f"--user-data-dir={profile}"):
+                "--disable-quic", "--disable-sync", f"--user-data-dir={profile}"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=driver_path)

@@ -39,14 +39,15 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.test_browser import (alive, descendants, find_browser, solution_text,
-                                wait_for, wait_until_gone)
+from tests.test_browser import browser  # noqa: F401 (a fixture, used by hub_browser)
+from tests.test_browser import (alive, descendants, solution_text, wait_for,
+                                wait_until_gone)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hub"))
@@ -213,30 +214,9 @@ def _exists(name: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def hub_browser(term):
-    """Headless Chromium with a new profile, for this module only."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    browser_path, driver_path = find_browser()
-    profile = term["base"] / "chromium-profile"
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser_path
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                "--window-size=1400,1000", f"--user-data-dir={profile}"):
-        options.add_argument(arg)
-    service = Service(executable_path=driver_path)
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(WAIT)
-    pid = service.process.pid
-    yield driver
-    started = descendants(pid) | {pid}
-    driver.quit()
-    for left in alive(wait_until_gone(started, 20)):
-        os.kill(left, signal.SIGKILL)
-
+def hub_browser(term, browser):  # noqa: F811 (test_browser's fixture, after the hub)
+    """The module's headless Chromium (tests/test_browser.py), once the hub is up."""
+    return browser
 
 # ------------------------------------------------------------------ helpers
 
