@@ -57,7 +57,10 @@ EXCHANGE ?= /srv/nbgrader/exchange
 GRADER ?= rag-grader
 $(PROXY): $(STAMP)
 	@$(BIN)/python hub/hubctl.py check-node
-	npm install --prefix $(VENV)/node --no-audit --no-fund --loglevel=error configurable-http-proxy@5.3.0
+	@# --prefix would also move npm's global config (the machine's CA file, a
+	@# registry mirror) to .venv/node/etc/npmrc: keep the machine's own
+	npm install --prefix $(VENV)/node --globalconfig "$$(npm config get globalconfig)" \
+	  --no-audit --no-fund --loglevel=error configurable-http-proxy@5.3.0
 	@touch $(PROXY)
 $(HUB_RUNTIME): $(STAMP) $(PROXY) hub/hubctl.py
 	$(BIN)/python hub/hubctl.py runtime
