@@ -48,6 +48,12 @@ import sys
 from pathlib import Path
 
 HUB = Path(__file__).resolve().parent
+# useradd, chpasswd, runuser and the like live in the sbin folders, which a
+# bare PATH (env -i, cron, CI) leaves out
+for _sbin in ("/usr/sbin", "/sbin"):
+    if _sbin not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.environ.get("PATH", "/usr/bin:/bin") + os.pathsep + _sbin
+
 ROOT = HUB.parent
 COURSE_ID = "rag-building-blocks"  # autograder/nbgrader_config.py's course id
 PREFIX = Path("/opt/rag-course-hub")
