@@ -143,13 +143,14 @@ def command(cmd: list[str], course: Path, settings: dict, code: Path,
     events = (settings.get("cgroup") or {}).get("events")
     files = [events] if events and Path(events).exists() else []
     writable = [str(course), str(runtime / "connections"), settings["sockets"]]
-    args = bwrap_base(TMP_BYTES, [*readonly, *files, *writable,
-                                  str(runtime / "zygote.sock")])
+    args = bwrap_base(TMP_BYTES, [*readonly, *files, *writable, str(runtime / "zygote")])
     for path in readonly + files:
         args += ["--ro-bind", path, path]
     for path in writable:
         args += ["--bind", path, path]
-    args += ["--bind", str(runtime / "zygote.sock"), str(runtime / "zygote.sock")]
+    # the zygote's folder (root's, which the grader's group may enter), so
+    # that a zygote root starts anew is seen here
+    args += ["--ro-bind", str(runtime / "zygote"), str(runtime / "zygote")]
     for name, value in sorted(env.items()):
         args += ["--setenv", name, value]
     limits = {"memory": None, "file": FILE_BYTES, "nproc": TASKS,

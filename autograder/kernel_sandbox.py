@@ -85,7 +85,10 @@ CONNECTION = "/sandbox/connection.json"  # and its connection file
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 PASS_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", *THREAD_VARS, "MPLBACKEND")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
-ZYGOTE = "zygote.sock"  # the zygote's socket, in the root-only runtime folder
+# the zygote's socket, in a folder of the root-only runtime folder that only
+# root writes (the grader's user may enter it: grader_sandbox.py binds the
+# folder, so a zygote started anew is seen there)
+ZYGOTE = "zygote/zygote.sock"
 # a student's runtime folder (root's, 0700) holds jupyter_client's connection
 # files (CONNECTIONS/), the zygote's socket, and SOCKETS/, the one folder
 # there the sandbox writes: its kernels' ZeroMQ sockets
@@ -206,6 +209,12 @@ def outside(settings_file: str, connection_file: str) -> None:
     if zygote.exists():
         attach(zygote, info)  # returns only when the zygote cannot be reached
     if s.get("grader") and os.geteuid() != 0:
+        # in the grader's sandbox: a kernel killed the zygote, and root starts
+        # a new one (nbgrader_steps.outer); wait for it
+        for _ in range(240):
+            time.sleep(0.25)
+            if zygote.exists():
+                attach(zygote, info)
         raise SystemExit("kernel_sandbox: the student's zygote is gone, and the grader's "
                          "sandbox cannot start a kernel without it")
     join_cgroup(s.get("cgroup"))
@@ -341,7 +350,8 @@ def guard(shell) -> None:
 # --- one sandbox per student: the zygote ------------------------------------
 
 def start_zygote(course: Path, assignment: str, student: str,
-                 seconds: float = 120) -> subprocess.Popen | None:
+                 seconds: float = 120, settings: dict | None = None,
+                 beside: Path | None = None) -> subprocess.Popen | None:
     """Start the student's zygote (nbgrader_steps.py, before autograde) and
     wait until it serves kernels; None when the course's kernels are not
     sandboxed, preload nothing, or the zygote did not come up (its kernels
@@ -350,15 +360,20 @@ def start_zygote(course: Path, assignment: str, student: str,
     The zygote's socket is bound here, in the root-only runtime folder, and
     the zygote gets the listening socket itself: inside, it never sees the
     folder, so no kernel can replace the socket with one of its own."""
-    settings = course / "kernel_sandbox.json"
-    if not settings.exists():
-        return None
-    s = json.loads(settings.read_text(encoding="utf-8"))
+    # (`settings` and `beside` given: the course folder is the grader's
+    # user's by now, and root reads nothing from it)
+    if settings is None:
+        path = course / "kernel_sandbox.json"
+        if not path.exists():
+            return None
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    s = settings
     if not s.get("preload") and not s.get("grader"):
         return None
     runtime = Path(s["runtime"])
     work = course / "autograded" / student / assignment  # where nbgrader runs kernels
-    beside = course / "submitted" / student / assignment  # what it copies there
+    if beside is None:
+        beside = course / "submitted" / student / assignment  # what it copies there
     # nothing preloaded: each kernel execs anew (--kernel-start exec, which
     # as root still goes through the zygote: the grader's user cannot start
     # a sandbox)

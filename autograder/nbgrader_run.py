@@ -118,6 +118,7 @@ def install_kernel(course: Path, limits: Limits, assignment: str,
     INSTALLED[str(course)] = (runtime, {})  # what release_kernel undoes
     (runtime / CONNECTIONS).mkdir(mode=0o700)
     (runtime / SOCKETS).mkdir(mode=0o700)
+    (runtime / "zygote").mkdir(mode=0o700, exist_ok=True)
     env = {"JUPYTER_RUNTIME_DIR": str(runtime / CONNECTIONS)}
     if limits.threads is not None:  # unless the grader's environment says otherwise
         env.update({name: str(limits.threads) for name in THREAD_VARS
@@ -130,6 +131,8 @@ def install_kernel(course: Path, limits: Limits, assignment: str,
     if limits.uid is not None and code is not None:
         uid = grader_sandbox.grader_uid(limits.uid)
         os.chown(runtime / CONNECTIONS, uid, uid)
+        os.chmod(runtime / "zygote", 0o750)  # root's; the grader's group may enter
+        os.chown(runtime / "zygote", 0, limits.uid)
         grader = {"uid": uid, "kernel_uid": limits.uid, "code": str(code),
                   "cgroup": make_cgroup(f"grader-{limits.uid}", grader_sandbox.MEMORY_BYTES,
                                         grader_sandbox.TASKS)}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -91,7 +92,12 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
             print("the student's zygote did not start: no kernel can run", flush=True)
             return 1
         grader = s["grader"]
-        os.chown(Path(s["runtime"], ZYGOTE), grader["uid"], grader["uid"])
+        socket_path = Path(s["runtime"], ZYGOTE)
+        os.chown(socket_path, grader["uid"], grader["uid"])
+        # what a zygote started anew shows its kernels, kept where only root
+        # writes: the course folder is the grader's user's from here on
+        beside = Path(s["runtime"], "beside")
+        shutil.copytree(Path(course, "submitted", student, assignment), beside, symlinks=True)
         grader_sandbox.hand_over(Path(course), grader["uid"])
         code = Path(grader["code"])
         inner = [sys.executable, str(code / "nbgrader_steps.py"), "--inner", course,
@@ -101,7 +107,17 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         cgroup = grader.get("cgroup")
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                 preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup else None)
-        return proc.wait()
+        while proc.poll() is None:
+            time.sleep(0.2)
+            if zygote is not None and zygote.poll() is not None:
+                # a kernel killed the zygote (kill -1): the next notebook's
+                # kernel waits for a new one (kernel_sandbox.outside)
+                socket_path.unlink(missing_ok=True)
+                zygote = start_zygote(Path(course), assignment, student, settings=s,
+                                      beside=beside)
+                if zygote is not None:
+                    os.chown(socket_path, grader["uid"], grader["uid"])
+        return proc.returncode
     finally:
         stop_zygote(zygote)
 

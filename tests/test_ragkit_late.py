@@ -41,7 +41,8 @@ def test_the_same_word_gets_another_vector_in_another_sentence(enc):
     where = [enc.word_pieces(t)[1:-1].index("iron") for t in (SOLDER, FABRIC)]
     solder_iron, fabric_iron = rows[0][where[0]], rows[1][where[1]]
     assert solder_iron @ fabric_iron < 0.9
-    assert np.array_equal(rows[0], rows[2])  # same text, same rows
+    # same text, same rows (to rounding: a batch may use other BLAS blocks)
+    assert np.allclose(rows[0], rows[2], atol=1e-6)
 
 
 def test_projected_rows_are_the_full_rows_times_the_matrix(enc):
