@@ -259,6 +259,17 @@ def running_jupyterlab(cmd: list[str], cwd: Path, env: dict, log_path: Path,
 
 # ------------------------------------------------------------ page helpers
 
+def validate_button(driver, seconds: float = WAIT):
+    """nbgrader's Validate button in the open notebook's toolbar, once shown."""
+    return wait_for(driver, lambda d: d.execute_script("""
+        const bar = document.querySelector(
+          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar');
+        const label = bar && [...bar.querySelectorAll('*')].find(
+          n => n.children.length === 0 && n.textContent.trim() === 'Validate');
+        return label ? (label.closest('jp-button, button') || label) : null;"""),
+        "the Validate button", seconds)
+
+
 def wait_for(driver, condition, what: str, seconds: float = WAIT):
     """Poll `condition(driver)` until it returns something truthy."""
     from selenium.common.exceptions import TimeoutException
@@ -584,13 +595,7 @@ def test_the_student_jupyterlab_offers_validate_and_no_instructor_tool(
         "a notification pop-up: " + " / ".join(
             n.text for n in driver.find_elements(By.CSS_SELECTOR, ".jp-toast-message")))
     # what a student uses: Validate, in the notebook's toolbar
-    button = wait_for(driver, lambda d: d.execute_script("""
-        const bar = document.querySelector(
-          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar');
-        const label = bar && [...bar.querySelectorAll('*')].find(
-          n => n.children.length === 0 && n.textContent.trim() === 'Validate');
-        return label ? (label.closest('jp-button, button') || label) : null;"""),
-        "the Validate button")
+    button = validate_button(driver)
     button.click()
     dialog = wait_for(driver, lambda d: next((
         n for n in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")

@@ -46,8 +46,8 @@ import nbformat
 import pytest
 
 from tests.test_browser import browser  # noqa: F401 (a fixture, used by hub_browser)
-from tests.test_browser import (alive, descendants, solution_text, wait_for,
-                                wait_until_gone)
+from tests.test_browser import (alive, descendants, solution_text, validate_button,
+                                wait_for, wait_until_gone)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hub"))
@@ -247,6 +247,18 @@ def menu_items(driver, menu: str) -> list[str]:
         if m.is_displayed()] or None, f"the items of the {menu} menu", 30)
 
 
+def assignment_list(driver, url: str, user: str) -> None:
+    """Open `user`'s JupyterLab and, from the Nbgrader menu, the Assignments panel."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{url}/user/{user}/lab")
+    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"),
+             "JupyterLab", 120)
+    menu_items(driver, "Nbgrader")
+    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
+         if m.text == "Assignment List").click()
+
+
 def panel_button(driver, list_id: str, label: str):
     """The button `label` in the Assignments panel's list `list_id`."""
     return driver.execute_script("""
@@ -311,13 +323,7 @@ def test_a_student_fetches_answers_validates_and_submits_in_jupyterlab(term, hub
 
     # Validate, in the notebook's toolbar
     driver.get(f"{url}/user/{alice}/lab/tree/quiz/quiz.ipynb")
-    button = wait_for(driver, lambda d: d.execute_script("""
-        const bar = document.querySelector(
-          '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-NotebookPanel-toolbar');
-        const label = bar && [...bar.querySelectorAll('*')].find(
-          n => n.children.length === 0 && n.textContent.trim() === 'Validate');
-        return label ? (label.closest('jp-button, button') || label) : null;"""),
-        "the Validate button", 120)
+    button = validate_button(driver, 120)
     button.click()
     dialog = wait_for(driver, lambda d: next((
         n for n in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog-content")
@@ -331,12 +337,7 @@ def test_a_student_fetches_answers_validates_and_submits_in_jupyterlab(term, hub
     dialog.find_element(By.CSS_SELECTOR, ".jp-Dialog-button").click()
 
     # submit in the Assignments panel
-    driver.get(f"{url}/user/{alice}/lab")
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"),
-             "JupyterLab again", 120)
-    menu_items(driver, "Nbgrader")
-    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
-         if m.text == "Assignment List").click()
+    assignment_list(driver, url, alice)
     wait_for(driver, lambda d: panel_button(d, "fetched_assignments_list", "Submit"),
              "the Submit button").click()
     wait_for(driver, lambda d: re.search(r"\d{4}-\d\d-\d\d", d.find_element(
@@ -463,12 +464,7 @@ def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
 
     driver, url, alice = hub_browser, term["url"], term["names"]["alice"]
     hubctl.release_feedback("quiz", term["grades"], term["exchange"])
-    driver.get(f"{url}/user/{alice}/lab")
-    wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item"),
-             "JupyterLab", 120)
-    menu_items(driver, "Nbgrader")
-    next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu-item")
-         if m.text == "Assignment List").click()
+    assignment_list(driver, url, alice)
     wait_for(driver, lambda d: panel_button(d, "submitted_assignments_list", "Fetch Feedback"),
              "the Fetch Feedback button").click()
     wait_for(driver, lambda d: "view feedback" in d.find_element(
