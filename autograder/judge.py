@@ -213,6 +213,8 @@ class Judge:
         # kernel's work, the traffic and the judge's own (decoding, callbacks)
         self.deadline = time.monotonic() + self.timeout
         self.fault = None  # a failure no test code may catch (Judge.fail)
+        self._held = 0  # wire work under way, which the alarm waits for
+        self._rang = False  # the alarm rang while it waited
         self.ns = Namespace(self)
         from ragkit.reference import fresh
         # the grading helpers are the judge's own, never looked up in the kernel
@@ -241,18 +243,19 @@ class Judge:
         for its first input(); what an earlier, interrupted loop still asks
         is answered with the end."""
         nonce = uuid.uuid4().hex
-        self.looping = self.kc.execute(LOOP.format(nonce=nonce), silent=True,
-                                       store_history=False, allow_stdin=True)
+        with self._wire():
+            self.looping = self.kc.execute(LOOP.format(nonce=nonce), silent=True,
+                                           store_history=False, allow_stdin=True)
         ready = json.dumps({"ready": nonce})
         while self._await_result() != ready:
-            self.kc.input(json.dumps({"end": True}))
+            self._send(json.dumps({"end": True}))
 
     def end_loop(self) -> None:
         """Let the loop return, and wait for its cell to finish."""
         msg_id, self.looping = self.looping, None
         if msg_id is None:
             return
-        self.kc.input(json.dumps({"end": True}))
+        self._send(json.dumps({"end": True}))
         self._wait_reply(msg_id)
 
     def _wait_reply(self, msg_id: str) -> None:
@@ -260,7 +263,7 @@ class Judge:
         execute request `msg_id`."""
         while True:
             try:
-                msg = self.kc.shell_channel.get_msg(timeout=self._left())
+                msg = self._get(self.kc.shell_channel, self._left())
             except Empty:
                 if not self._kernel("is_alive"):
                     raise JudgeError("the kernel died") from None
@@ -293,18 +296,22 @@ class Judge:
         msg_id, self.looping = self.looping, None
         if msg_id is None or self.kc is None:
             return
-        with contextlib.suppress(Exception):
-            self._kernel("interrupt_kernel")
-        until = time.monotonic() + grace
-        while time.monotonic() < until:
-            with contextlib.suppress(Empty):
-                msg = self.kc.stdin_channel.get_msg(timeout=0.05)
-                if msg["header"]["msg_type"] == "input_request":
-                    self.kc.input(json.dumps({"end": True}))
-            with contextlib.suppress(Empty):
-                reply = self.kc.shell_channel.get_msg(timeout=0.05)
-                if reply["parent_header"].get("msg_id") == msg_id:
-                    return
+        self._held += 1  # (past the deadline already: no alarm needed)
+        try:
+            with contextlib.suppress(Exception):
+                self._kernel("interrupt_kernel")
+            until = time.monotonic() + grace
+            while time.monotonic() < until:
+                with contextlib.suppress(Empty):
+                    msg = self.kc.stdin_channel.get_msg(timeout=0.05)
+                    if msg["header"]["msg_type"] == "input_request":
+                        self.kc.input(json.dumps({"end": True}))
+                with contextlib.suppress(Empty):
+                    reply = self.kc.shell_channel.get_msg(timeout=0.05)
+                    if reply["parent_header"].get("msg_id") == msg_id:
+                        return
+        finally:
+            self._held -= 1
 
     def fail(self, err: Exception) -> Exception:
         """Note `err` as the cell's verdict (a test that catches every
@@ -322,8 +329,12 @@ class Judge:
             return
 
         def ring(*_):
+            if self._held:  # (raised when that work is done: see _wire)
+                self._rang = True
+                return
             raise self.fail(OutOfTime("ran past the time limit"))
 
+        self._rang = False
         old = signal.signal(signal.SIGALRM, ring)
         signal.setitimer(signal.ITIMER_REAL, max(self.deadline - time.monotonic(), 0.001))
         try:
@@ -332,11 +343,37 @@ class Judge:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
 
+    @contextlib.contextmanager
+    def _wire(self):
+        """Work on the kernel's sockets that the alarm must not cut in half
+        (a message half sent, an event loop left mid-step): a ring during it
+        waits, and the cell fails as soon as that work is done."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+        if not self._held and self._rang:
+            self._rang = False
+            raise self.fail(OutOfTime("ran past the time limit"))
+
+    def _send(self, text: str) -> None:
+        """`text` as the kernel's pending input()."""
+        with self._wire():
+            self.kc.input(text)
+
+    def _get(self, channel, timeout: float) -> dict:
+        """The next message on `channel` (Empty after `timeout` seconds, at
+        most 5: see _left)."""
+        with self._wire():
+            return channel.get_msg(timeout=timeout)
+
     def _kernel(self, method: str):
         """km.<method>(), whether nbclient gave us an async kernel manager or not."""
         from jupyter_core.utils import run_sync
         async_version = getattr(self.km, f"_async_{method}", None)
-        return run_sync(async_version)() if async_version else getattr(self.km, method)()
+        with self._wire():
+            return run_sync(async_version)() if async_version else getattr(self.km, method)()
 
     def close(self) -> None:
         if self.kc is not None:
@@ -348,14 +385,14 @@ class Judge:
         for a callback's answer): the request goes as that input, and the
         kernel's reply comes back as its next input() (or, first, further
         callbacks of its own)."""
-        self.kc.input(json.dumps({"call": request}))
+        self._send(json.dumps({"call": request}))
         return self._await_result()
 
     def _await_result(self) -> str:
         kc = self.kc
         while True:
             try:
-                msg = kc.stdin_channel.get_msg(timeout=self._left())
+                msg = self._get(kc.stdin_channel, self._left())
             except Empty:
                 if not self._kernel("is_alive"):
                     raise JudgeError("the kernel died") from None
@@ -367,7 +404,7 @@ class Judge:
                 raise self.fail(NotData("the kernel sent a request that is not text"))
             if prompt.startswith(wire.RESULT):
                 return prompt[len(wire.RESULT):]
-            kc.input(self.answer_callback(prompt))
+            self._send(self.answer_callback(prompt))
 
     def ask(self, request: dict, name: str = ""):
         """Send `request` to the kernel; its answer as plain data (or raise)."""
@@ -565,8 +602,8 @@ class Judge:
         self.deadline = time.monotonic() + self.timeout
         self.fault = None
         try:
-            with self._alarm(), contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()), self._alarm():
                 try:
                     self._exec(source, f"<setup cell {index}>")
                 finally:
@@ -589,8 +626,8 @@ class Judge:
         printed = io.StringIO()
         failure = None
         try:
-            with self._alarm(), contextlib.redirect_stdout(printed), \
-                    contextlib.redirect_stderr(printed):
+            with contextlib.redirect_stdout(printed), \
+                    contextlib.redirect_stderr(printed), self._alarm():
                 try:
                     self._exec(source, label)
                 finally:

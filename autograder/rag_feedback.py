@@ -29,6 +29,7 @@ import asyncio
 import html
 import re
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
@@ -53,6 +54,9 @@ PART_HEADING = re.compile(r"^#{1,6}\s+(Part\s+\w+|Question\s+\d+)\s*\([\d.]+\s+p
                           r"(?:[ \t]*·[ \t]*(core|extension)[ \t]*$)?", re.MULTILINE)
 HIDDEN_DOC = "(hidden)"
 MESSAGE_WIDTH = 300  # characters of an error message a summary shows
+# a test the judge itself failed on (a bug of the grader, not the student's)
+GRADER_FAULT = ("the grader failed while running this test; your instructor "
+                "sees it in the grading report and will grade it again")
 
 
 @dataclass
@@ -380,8 +384,13 @@ class GuardedExecute(Execute):
         if meta.get("grade") and not meta.get("solution"):
             label = f"<test {meta.get('grade_id', index)}>"
             started, calls = time.monotonic(), self._judge.calls
-            verdict = [new_output(**o) for o in
-                       self._judge.run_test(cell.source, label, is_hidden(cell))]
+            try:
+                outputs = self._judge.run_test(cell.source, label, is_hidden(cell))
+            except Exception:  # noqa: BLE001 (the grader's own fault: this cell only)
+                self.log.warning("the judge failed on %s:\n%s", label, traceback.format_exc())
+                outputs = [{"output_type": "error", "ename": "GraderFault",
+                            "evalue": GRADER_FAULT, "traceback": [GRADER_FAULT]}]
+            verdict = [new_output(**o) for o in outputs]
             self.log.info("judged %s in %.2f s (%d calls to the kernel)",
                           meta.get("grade_id", index), time.monotonic() - started,
                           self._judge.calls - calls)

@@ -48,6 +48,9 @@ LIMIT_ERRORS = [
      "tests a function that turned off the grader's call tracing; scored 0"),
     (lambda e: e["ename"] == "NotData",
      "answered with something that is not plain data; scored 0"),
+    (lambda e: e["ename"] == "GraderFault",
+     "the grader itself failed on this test (see the student's log); scored 0 "
+     "until an instructor grades it again"),
 ]
 
 

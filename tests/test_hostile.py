@@ -146,8 +146,20 @@ def test_hostile_class_is_current(tmp_path):
 def test_the_batch_finishes_and_grades_everyone(batch):
     """No bomb stops the class: every student is graded, the run exits 0."""
     cases = expected()
-    assert batch["proc"].returncode == 0, batch["stdout"] + batch["stderr"]
+    assert batch["proc"].returncode == 0, \
+        batch["stdout"] + batch["stderr"] + failed_logs(batch["out"])
     assert f"graded {len(cases)} of {len(cases)} students" in batch["stdout"]
+
+
+def failed_logs(out: Path) -> str:
+    """The end of each log whose grading failed, so that a failure on a
+    machine we cannot log into says why."""
+    marks = ("There was an error processing", "stopped after", "the judge failed",
+             "Traceback")
+    return "".join(
+        f"\n--- {log.name} (its last 80 lines) ---\n" + "\n".join(text.splitlines()[-80:])
+        for log in sorted((out / "logs").glob("*.log"))
+        for text in [log.read_text(errors="replace")] if any(m in text for m in marks))
 
 
 def test_every_case_gets_exactly_its_score(batch):
@@ -155,7 +167,7 @@ def test_every_case_gets_exactly_its_score(batch):
     scores = pd.read_csv(batch["out"] / "scores.csv").groupby("student")["score"].sum()
     got = {case: float(scores.get(case, -1)) for case in expected()}
     want = {case: score for case, (score, _) in expected().items()}
-    assert got == want
+    assert got == want, failed_logs(batch["out"])
     assert got["correct"] == mh.FULL
 
 
