@@ -264,3 +264,51 @@ def test_frames_of_many_numbers_cross():
     pd.testing.assert_frame_equal(got, frame)
     index = pd.Index(np.linspace(0, 1, 20), name="x")
     pd.testing.assert_index_equal(crossed(index), index)
+
+
+def test_a_fault_of_the_judge_costs_that_cell_only(tmp_path, monkeypatch):
+    """A bug of the grader's own on one test (here: run_test raising on
+    tiny_test_a) fails that cell with GraderFault and a problems line; the
+    other cells of the notebook are still judged, and pass."""
+    import nbformat
+    from release_check import limits_hit
+    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+    import mutants
+
+    honest = judge.Judge.run_test
+
+    def broken(self, source, label, hidden):
+        if "tiny_test_a" in label:
+            raise RuntimeError("a bug of the judge's")
+        return honest(self, source, label, hidden)
+
+    monkeypatch.setattr(judge.Judge, "run_test", broken)
+    source = ROOT / "autograder" / "testbed" / "hostile" / "source" / "hostile"
+    nb = nbformat.read(source / "tiny.ipynb", as_version=4)
+    step = mutants.GuardedExecute(timeout=60, kernel_name="python3", allow_errors=True,
+                                  config=mutants.nbgrader_settings())
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(source)}})
+    graded = {c.metadata["nbgrader"]["grade_id"]: c.outputs for c in nb.cells
+              if c.metadata.get("nbgrader", {}).get("grade")}
+    assert [o.ename for o in graded["tiny_test_a"]] == ["GraderFault"]
+    assert all(not [o for o in outs if o.output_type == "error"]
+               for gid, outs in graded.items() if gid != "tiny_test_a"), graded
+    nbformat.write(nb, tmp_path / "tiny.ipynb")
+    assert limits_hit(tmp_path) == [
+        "tiny.ipynb: cell 'tiny_test_a' the grader itself failed on this test (see the "
+        "student's log); scored 0 until an instructor grades it again"]
+
+
+def test_the_deadline_waits_for_wire_work_under_way_then_fails_the_cell():
+    """The alarm at a cell's deadline never cuts a message to the kernel in
+    half: work on the wire finishes, and the cell fails right after it."""
+    j = judge.Judge(None, [], str(ROOT), timeout=0.2)
+    done = []
+    with pytest.raises(judge.OutOfTime):
+        with j._alarm():
+            with j._wire():
+                time.sleep(0.6)  # the alarm rings in here, at 0.2 s
+                done.append("the send finished")
+            done.append("went on after the deadline")
+    assert done == ["the send finished"]
+    assert isinstance(j.fault, judge.OutOfTime)
