@@ -66,6 +66,10 @@ KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
 TWINS = {"maxsim_rerank": {"rerank"}}
 BUILTIN_NAMES = set(vars(builtins))
+# values that cannot change, so one sent before may be sent as "the same
+# again" (Judge.known); a container shorter than KEEP_FROM goes whole
+ATOMS = (str, int, float, bool, type(None))
+KEEP_FROM = 8
 # A hole made on purpose, for the hostile class only: with the environment
 # variable below set to 1 (tests/test_hostile.py sets it for one batch), an
 # answer that is a string starting with HOLE_MARK is run as code here. It
@@ -207,6 +211,10 @@ class Judge:
         self.needed = needed_cells(cells)
         self.kc = None
         self.mine: dict[int, object] = {}
+        # what the kernel keeps of this loop's values (id -> (value, how its
+        # items looked)); each is sent whole once, then as `$again`
+        self.kept: dict[int, tuple] = {}
+        self._inner = None  # the container being sent whole just now
         self.serving = 0  # callbacks of the kernel being answered, nested
         self.looping = None  # the kernel's request loop, while a test runs
         # when the cell's time is up: everything done for it counts, the
@@ -243,6 +251,7 @@ class Judge:
         for its first input(); what an earlier, interrupted loop still asks
         is answered with the end."""
         nonce = uuid.uuid4().hex
+        self.kept.clear()  # (the new loop forgets what the kernel kept)
         with self._wire():
             self.looping = self.kc.execute(LOOP.format(nonce=nonce), silent=True,
                                            store_history=False, allow_stdin=True)
@@ -477,9 +486,12 @@ class Judge:
                 __module__=obj.__module__, __qualname__=obj.__qualname__))
             if home is not None:
                 return {"$rkfn": home}
+        kept = self.kept.get(id(obj))
+        if kept is not None and kept[0] is obj and kept[1] == self._looks(obj):
+            return {"$again": id(obj)}
         name = wire._qualified(type(obj))
         if name is None:
-            return None
+            return self._container(obj)
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
         elif isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
@@ -487,8 +499,50 @@ class Judge:
         else:
             return None
         self.mine[id(obj)] = obj
-        return {"$obj": name, "jid": id(obj),
+        sent = {"$obj": name, "jid": id(obj),
                 "fields": {k: self.plain(v) for k, v in items.items()}}
+        frozen = getattr(getattr(type(obj), "__dataclass_params__", None), "frozen", False)
+        if not (frozen and all(self._fixed(v) for v in items.values())):
+            return sent
+        self.kept[id(obj)] = (obj, None)
+        return {"$keep": id(obj), "v": sent}
+
+    def _fixed(self, value) -> bool:
+        """`value` cannot change: an atom, a tuple of such, or a frozen
+        ragkit value already kept."""
+        if type(value) in ATOMS:
+            return True
+        if type(value) is tuple:
+            return all(self._fixed(v) for v in value)
+        kept = self.kept.get(id(value))
+        return kept is not None and kept[0] is value and kept[1] is None
+
+    @staticmethod
+    def _looks(obj):
+        """What a kept container's items are (None for a kept ragkit value,
+        which cannot change): sent again only while they are the same."""
+        if type(obj) is dict:
+            return tuple(map(id, obj)), tuple(map(id, obj.values()))
+        if type(obj) in (list, tuple):
+            return tuple(map(id, obj))
+        return None
+
+    def _container(self, obj):
+        """A long list, tuple or dict of values that cannot change goes whole
+        once, for the kernel to keep, and as `$again` after; anything else is
+        left to to_plain."""
+        if type(obj) not in (list, tuple, dict) or len(obj) < KEEP_FROM or obj is self._inner:
+            return None
+        outer, self._inner = self._inner, obj
+        try:
+            sent = self.plain(obj)
+        finally:
+            self._inner = outer
+        items = list(obj.items()) if type(obj) is dict else obj
+        if not all(self._fixed(v) for v in items):
+            return sent
+        self.kept[id(obj)] = (obj, self._looks(obj))
+        return {"$keep": id(obj), "v": sent}
 
     def plain(self, value):
         """One of the judge's values as it is sent to the kernel."""

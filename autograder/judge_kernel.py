@@ -190,12 +190,19 @@ class Decoder:
     `resolve`; `on_object(made, jid)` hears of each ragkit value built. Every
     limit is checked before the memory it guards is taken: the number of
     values (MAX_VALUES), the depth (MAX_DEPTH) and the bytes of each array
-    (MAX_ARRAY_BYTES). Anything else raises ValueError."""
+    (MAX_ARRAY_BYTES). Anything else raises ValueError.
 
-    def __init__(self, resolve=None, on_object=None, max_values: int = MAX_VALUES):
+    `kept` (the kernel's, never the judge's) is where a value the judge
+    sends once (`$keep`) waits for the next time it is sent (`$again`): a
+    container of values that cannot change, so a fresh copy of the kept one
+    is the value sent."""
+
+    def __init__(self, resolve=None, on_object=None, max_values: int = MAX_VALUES,
+                 kept: dict | None = None):
         self.resolve = resolve
         self.on_object = on_object
         self.left = max_values
+        self.kept = kept
 
     def __call__(self, data, depth: int = 0):
         if depth > MAX_DEPTH:
@@ -376,6 +383,22 @@ class Decoder:
             self.on_object(made, data["jid"])
         return made
 
+    def _keep(self, value, data, depth):
+        if self.kept is None or type(value) is not int:
+            raise ValueError("not an answer: '$keep'")
+        made = self(data.get("v"), depth)
+        self.kept[value] = type(made)(made) if type(made) in (list, dict) else made
+        return made
+
+    def _again(self, value, data, depth):
+        if self.kept is None or type(value) is not int or value not in self.kept:
+            raise ValueError("not an answer: '$again'")
+        made = self.kept[value]
+        if type(made) in (list, dict):
+            self._spend(len(made))
+            return type(made)(made)
+        return made
+
     def _exc(self, value, data, depth):
         if type(value) is not dict:
             raise ValueError("bad exception")
@@ -384,7 +407,7 @@ class Decoder:
     _TAGS = {"$float": _float, "$f8": _f8, "$tuple": _tuple, "$dict": _dict,
              "$set": _set, "$frozenset": _set, "$nd": _array, "$np": _scalar,
              "$index": _index, "$mindex": _mindex, "$series": _series, "$df": _frame,
-             "$obj": _object, "$exc": _exc}
+             "$obj": _object, "$exc": _exc, "$keep": _keep, "$again": _again}
 
 
 def value_type(entry: tuple[str, str]):
@@ -462,6 +485,7 @@ class JudgeObject:
 
 
 _from_judge: dict[int, tuple] = {}  # id(kernel copy) -> (copy, judge's id)
+_kept: dict[int, object] = {}  # what the judge sent once in this loop (Decoder.kept)
 
 
 def _known(value):
@@ -501,6 +525,24 @@ def _remember(made, jid) -> None:
     _from_judge[id(made)] = (made, jid)
 
 
+def _input(prompt: str) -> str:
+    """input(), without its flush of stdout and stderr first: each is a
+    round trip to the kernel's output thread, about half the time of a call
+    to the judge, and what a judged call prints is not shown anyway (it goes
+    out under the judge's request, which the notebook's client ignores)."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = None
+    try:
+        return input(prompt)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _from_judge_data(data):
+    """What the judge sent, built in the kernel."""
+    return Decoder(_resolve, _remember, kept=_kept)(data)
+
+
 def _ask(request: dict):
     """Ask the judge to use one of its objects. While it does, the judge may
     ask back (a reference piece that calls the student's function): each
@@ -510,18 +552,18 @@ def _ask(request: dict):
     watching = sys.gettrace()
     _tracing(None)
     try:
-        text = input(ASK + json.dumps(request))
+        text = _input(ASK + json.dumps(request))
         while True:
             reply = loads(text)
             if "call" not in reply:
                 break
-            text = input(RESULT + _answer(reply["call"]))
+            text = _input(RESULT + _answer(reply["call"]))
     finally:
         _tracing(watching)
     if "raise" in reply:
         exc = reply["raise"]
         raise EXCEPTIONS.get(exc["base"], RuntimeError)(exc["message"])
-    return from_plain(reply["value"], _resolve, _remember)
+    return _from_judge_data(reply["value"])
 
 
 _RAGKIT = None
@@ -616,12 +658,13 @@ def loop(nonce: str = "") -> None:
     one per call (each is a whole IPython cell run, a few milliseconds).
     The first input() says `nonce`, so the judge knows this loop's requests
     from any an interrupted loop left unanswered."""
-    text = input(RESULT + json.dumps({"ready": nonce}))
+    _kept.clear()
+    text = _input(RESULT + json.dumps({"ready": nonce}))
     while True:
         reply = loads(text)
         if "call" not in reply:
             return
-        text = input(RESULT + _answer(reply["call"]))
+        text = _input(RESULT + _answer(reply["call"]))
 
 
 def _serve(req: dict) -> dict:
@@ -638,8 +681,8 @@ def _serve(req: dict) -> dict:
             return {"value": _handle(value), "callable": callable(value)}
     if op == "call":
         fn = _objects[int(req["ref"])]
-        args = from_plain(req["args"], _resolve, _remember)
-        kwargs = from_plain(req["kwargs"], _resolve, _remember)
+        args = _from_judge_data(req["args"])
+        kwargs = _from_judge_data(req["kwargs"])
         out = _call(fn, args, kwargs, set(req.get("forbid", ())))
         if "value" in out:
             value = out["value"]
@@ -656,7 +699,7 @@ def _serve(req: dict) -> dict:
     if op == "bind":
         name = req["name"]
         _bound[len(_bound)] = (name, ns[name] if name in ns else _bound)
-        ns[name] = from_plain(req["value"], _resolve, _remember)
+        ns[name] = _from_judge_data(req["value"])
         return {"value": len(_bound) - 1}
     if op == "unbind":
         name, old = _bound.pop(int(req["token"]))
@@ -668,5 +711,6 @@ def _serve(req: dict) -> dict:
     if op == "forget":
         _objects.clear()
         _from_judge.clear()
+        _kept.clear()
         return {"value": None}
     raise ValueError(f"unknown request {op!r}")
