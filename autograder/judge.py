@@ -433,6 +433,7 @@ class Judge:
             raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
                                     f"this grader takes ({str(err)[:200]})")) from None
         if error is not None:
+            self.kept.clear()  # (the kernel may have failed on what was sent)
             raise error
         if "delegated" in reply:
             raise DelegatedToPackage(
@@ -546,7 +547,12 @@ class Judge:
 
     def plain(self, value):
         """One of the judge's values as it is sent to the kernel."""
-        return wire.to_plain(value, self.handle, known=self.known)
+        try:
+            return wire.to_plain(value, self.handle, known=self.known)
+        except BaseException:
+            # what was noted as kept may never reach the kernel: send it whole
+            self.kept.clear()
+            raise
 
     def handle(self, obj):
         """How one of the judge's objects that is not data is sent: a handle

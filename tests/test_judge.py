@@ -312,3 +312,63 @@ def test_the_deadline_waits_for_wire_work_under_way_then_fails_the_cell():
             done.append("went on after the deadline")
     assert done == ["the send finished"]
     assert isinstance(j.fault, judge.OutOfTime)
+
+
+def sent_to_kernel(j: judge.Judge, value, kept: dict):
+    """`value` as the judge sends it, built as the kernel builds it."""
+    return wire.Decoder(lambda tag, v: None, kept=kept)(json.loads(json.dumps(j.plain(value))))
+
+
+def test_a_value_that_cannot_change_crosses_whole_once_then_as_the_same_again():
+    """A long list of frozen chunks (a retriever's `chunks`, asked for on
+    every question) goes whole the first time and as `$again` after; the
+    kernel gets an equal, fresh list each time, so a student's function that
+    sorts it in place spoils nothing for the next call."""
+    chunks = chunk_documents(load_documents(), "sentence", size=25)[:40]
+    j, kept = judge.Judge(None, [], str(ROOT)), {}
+    first = j.plain(chunks)
+    assert "$keep" in first
+    again = j.plain(chunks)
+    assert again == {"$again": id(chunks)}
+    assert len(json.dumps(again)) < len(json.dumps(first)) / 100
+    j.kept.clear()  # (a new loop: the kernel below has kept nothing yet)
+    got = sent_to_kernel(j, chunks, kept)
+    got.reverse()  # what a student's function may do to its argument
+    twice = sent_to_kernel(j, chunks, kept)
+    assert twice == chunks and twice is not got
+    # an item replaced: the list goes whole again, and arrives as it is now
+    chunks[0] = chunks[1]
+    assert "$keep" in j.plain(chunks)
+    j.kept.clear()
+    assert sent_to_kernel(j, chunks, kept)[0] == chunks[1]
+    assert sent_to_kernel(j, chunks, kept) == chunks
+
+
+def test_a_send_that_fails_half_way_leaves_nothing_noted_as_kept():
+    """A value the kernel never got (the judge's encoding stopped at
+    something that is not data) is not sent as `$again` later."""
+    j = judge.Judge(None, [], str(ROOT))
+    words = [f"w{i}" for i in range(20)]
+    with pytest.raises(wire.NotPlain):
+        j.plain([words, json])  # a module cannot cross
+    assert "$keep" in j.plain(words)
+
+
+def test_what_can_change_is_always_sent_whole():
+    """A list holding lists, or a value sent to a new loop, crosses whole
+    each time: the kernel's copy of it could be out of date."""
+    j = judge.Judge(None, [], str(ROOT))
+    rows = [[i] for i in range(20)]
+    assert "$keep" not in j.plain(rows) and "$again" not in json.dumps(j.plain(rows))
+    words = [f"w{i}" for i in range(20)]
+    assert "$keep" in j.plain(words) and j.plain(words) == {"$again": id(words)}
+    j.kept.clear()  # what start_loop does: the kernel's loop forgot it too
+    assert "$keep" in j.plain(words)
+
+
+@pytest.mark.parametrize("answer", [{"$again": 1}, {"$keep": 1, "v": [1, 2]}])
+def test_the_judge_never_takes_a_kept_value_from_the_kernel(answer):
+    """`$keep` and `$again` run one way, judge to kernel: the judge's own
+    decoder refuses them, as it refuses any other tag it does not know."""
+    with pytest.raises(ValueError):
+        wire.Decoder(judge.Judge(None, [], str(ROOT)).resolve)(answer)
