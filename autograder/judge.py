@@ -539,7 +539,7 @@ class Judge:
             sent = self.plain(obj)
         finally:
             self._inner = outer
-        items = list(obj.items()) if type(obj) is dict else obj
+        items = [*obj, *obj.values()] if type(obj) is dict else obj
         if not all(self._fixed(v) for v in items):
             return sent
         self.kept[id(obj)] = (obj, self._looks(obj))

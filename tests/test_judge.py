@@ -364,6 +364,9 @@ def test_what_can_change_is_always_sent_whole():
     assert "$keep" in j.plain(words) and j.plain(words) == {"$again": id(words)}
     j.kept.clear()  # what start_loop does: the kernel's loop forgot it too
     assert "$keep" in j.plain(words)
+    by_id = {w: i for i, w in enumerate(words)}  # a dict: its keys and values
+    assert "$keep" in j.plain(by_id) and j.plain(by_id) == {"$again": id(by_id)}
+    assert "$keep" not in j.plain({w: [w] for w in words})
 
 
 @pytest.mark.parametrize("answer", [{"$again": 1}, {"$keep": 1, "v": [1, 2]}])
