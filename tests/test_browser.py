@@ -521,6 +521,10 @@ def test_the_practice_quiz_works_in_jupyterlab(browser, lab, tmp_path):
 # what a student uses of nbgrader in JupyterLab: its Validate button
 STUDENT_NBGRADER = {"@jupyter/nbgrader:validate-assignment"}
 LOG_PROBLEM = re.compile(r"^\[[WEC] |\| (WARNING|ERROR|CRITICAL)\]|Traceback", re.M)
+# jupyter_server's one harmless warning: a folder listing that read the name
+# of a save's temporary file (`.~quiz.ipynb`, atomic writing) just before the
+# save renamed it (filemanager.py, `_dir_model`); seen once in many runs
+SAVE_RACE = re.compile(r"^\[W [^]]*\] \S*/\.~[^/\s]+ doesn't exist$")
 
 
 @pytest.fixture(scope="module")
@@ -607,5 +611,6 @@ def test_the_student_jupyterlab_offers_validate_and_no_instructor_tool(
     assert "Cannot validate" not in text and "Version Mismatch" not in text, text[:1500]
     log = log_path.read_text()
     assert "Validating" in log, "the server never validated"
-    problems = [line for line in log.splitlines() if LOG_PROBLEM.search(line)]
+    problems = [line for line in log.splitlines()
+                if LOG_PROBLEM.search(line) and not SAVE_RACE.match(line)]
     assert problems == [], "the server log holds warnings:\n" + "\n".join(problems)
