@@ -224,12 +224,23 @@ class Judge:
         self._held = 0  # wire work under way, which the alarm waits for
         self._rang = False  # the alarm rang while it waited
         self.ns = Namespace(self)
-        from ragkit.reference import fresh
+        self.reference = None  # the notebook's private copy of ragkit (Judge.fresh)
         # the grading helpers are the judge's own, never looked up in the kernel
         self.ns.update(__builtins__=builtins, __name__="__main__",
-                       get_ipython=lambda: _Shell(), fresh=fresh, using=self.using)
+                       get_ipython=lambda: _Shell(), fresh=self.fresh, using=self.using)
         self.calls = 0
         self.hole = os.environ.get(HOLE_VARIABLE) == "1"
+
+    def fresh(self):
+        """ragkit.reference.fresh() once per notebook: the student's code never
+        runs here, so nothing but the master's own cells can touch the copy,
+        and a setup cell's `REF = fresh()` shares it with every test anyway.
+        Loading the package anew is 0.06 s, and a test that calls fresh()
+        inside a stand-in (05's token vectors) did it on every call."""
+        if self.reference is None:
+            from ragkit.reference import fresh
+            self.reference = fresh()
+        return self.reference
 
     # --- the wire -------------------------------------------------------
 
@@ -650,8 +661,7 @@ class Judge:
             exec(code, self.ns)  # noqa: S102 (the master's own cells)
         finally:
             os.chdir(here)
-            from ragkit.reference import fresh
-            self.ns.update(using=self.using, fresh=fresh, get_ipython=lambda: _Shell())
+            self.ns.update(using=self.using, fresh=self.fresh, get_ipython=lambda: _Shell())
 
     def run_setup(self, index: int, source: str) -> None:
         """A locked cell of the master: run here too when a test needs it."""
