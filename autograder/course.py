@@ -51,6 +51,7 @@ from intake import valid_id
 from resume import DONE
 from nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
                           run_nbgrader_checked)
+from nbgrader_main import use_alembic_head
 from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder
 from similarity import notes as similarity_notes
@@ -638,6 +639,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="formgrader's port on 127.0.0.1 (the server's token: "
                              "JUPYTER_TOKEN, or the one it prints)")
     args, extra = parser.parse_known_args(argv)
+    use_alembic_head()  # the gradebooks this process makes (nbgrader_main.py)
     out, source = args.out.resolve(), args.source.resolve()
     if extra and args.command != "grade":
         parser.error(f"unknown options for {args.command}: {' '.join(extra)}")

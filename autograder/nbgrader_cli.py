@@ -27,8 +27,10 @@ GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.
 
 
 def nbgrader_command(*args: str) -> list[str]:
-    """The argv for `nbgrader ARGS` from the venv, even when it is not activated."""
-    return [str(BIN / "nbgrader"), *args]
+    """The argv for `nbgrader ARGS` from the venv, even when it is not
+    activated, through nbgrader_main.py (a new gradebook's revision read
+    without starting `alembic`)."""
+    return [sys.executable, str(HERE / "nbgrader_main.py"), *args]
 
 
 def nbgrader_env() -> dict[str, str]:

@@ -442,9 +442,9 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
         sys.path.insert(0, str(ROOT / "autograder"))
         from nbgrader.api import Gradebook
         from nbgrader_cli import GRADER_FILES, course_folder
+        from nbgrader_main import use_alembic_head
 
-        # nbgrader runs alembic to make the gradebook: the venv's scripts first
-        os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+        use_alembic_head()  # the gradebook's revision read here, not by `alembic`
         shutil.rmtree(course / "source", ignore_errors=True)
         course_folder(course, ROOT / "source", *GRADER_FILES)
         Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID).close()
