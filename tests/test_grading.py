@@ -97,6 +97,27 @@ def test_every_score_is_what_the_student_earned(graded):
         assert set(scores.loc[scores.notebook == m.name, "max_score"]) == {total(m)}
 
 
+def test_notebooks_not_handed_in_are_listed_and_score_0(graded):
+    """cai hands in only the lab's first notebook and dee the first two
+    (make_sample_class.LAB_HANDED_IN): each other notebook gets its problem
+    line and a 0, and the summary counts them per student."""
+    proc, out, _ = graded
+    problems = pd.read_csv(out / "problems.csv")
+    scores = pd.read_csv(out / "scores.csv").set_index(["student", "notebook"])["score"]
+    for student, handed_in in msc.LAB_HANDED_IN.items():
+        lines = set(problems.loc[problems.student == student, "problem"])
+        absent = [m.name for m in MASTERS[handed_in:]]
+        missing = {line for line in lines if line.endswith(": missing, scored 0")}
+        assert missing == {f"{name}: missing, scored 0" for name in absent}
+        # and nothing else but dee's rewritten tests, each named
+        assert all(" was edited; graded with the master's" in line
+                   for line in lines - missing)
+        assert all(scores[student, name] == 0 for name in absent)
+        assert f"! {student}: {len(absent)} of {len(MASTERS)} lab notebooks not handed in" \
+            in proc.stdout
+    assert not set(problems.student) & {"ada_complete", "ben_blank", "eli_alternative"}
+
+
 def test_sample_students_differ_in_score():
     """The class spans the range: full, zero and something in between."""
     exp = expected_scores()
@@ -117,11 +138,13 @@ def test_export_csv_has_one_row_per_student(graded):
 
 
 def test_feedback_exists_and_hides_hidden_tests(graded):
-    """One HTML page per student and notebook, with no hidden test code in it."""
+    """One HTML page per student and notebook handed in, with no hidden test
+    code in it."""
     _, out, _ = graded
     for student in LAB_STUDENTS:
         pages = sorted((out / "feedback" / student / "lab").glob("*.html"))
-        assert [p.stem for p in pages] == [m.stem for m in MASTERS]
+        handed_in = MASTERS[:msc.LAB_HANDED_IN.get(student, len(MASTERS))]
+        assert [p.stem for p in pages] == [m.stem for m in handed_in]
         for page in pages:
             text = page.read_text(encoding="utf-8")
             assert "BEGIN HIDDEN TESTS" not in text

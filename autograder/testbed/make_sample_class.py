@@ -11,11 +11,13 @@ checks every score.
     ada_complete     every task answered with the master's solution; the
                      project on a corpus of her own (alternatives/project_corpus)
     ben_blank        the release, untouched (no project corpus either)
-    cai_partial      only the first two tasks of the first notebook answered
-                     (the project with her corpus)
-    dee_tampered     lab: first notebook complete; the others left blank, but
-                     every graded test cell rewritten to `pass`; quiz and
-                     project: blank with every graded cell rewritten so
+    cai_partial      only the first two tasks of the first notebook answered;
+                     of the lab she hands in that notebook alone (the
+                     project with her corpus)
+    dee_tampered     lab: hands in the first two notebooks, the first
+                     complete, the second blank with every graded test
+                     cell rewritten to `pass`; quiz and project: blank
+                     with every graded cell rewritten so
     eli_alternative  every task answered with code written differently from the
                      master (autograder/testbed/alternatives/*.py), her own corpus
     fay_malformed    the project only, complete, but one question of her
@@ -44,6 +46,10 @@ ASSIGNMENTS = ("lab", "quiz", "project")
 STUDENTS = ["ada_complete", "ben_blank", "cai_partial", "dee_tampered", "eli_alternative",
             "fay_malformed"]
 ONLY = {"fay_malformed": ("project",)}  # who hands in just some assignments
+# who hands in only the lab's first N notebooks (the rest are reported
+# missing and score 0, as blank ones would: ben hands in all nine blank, so
+# the class still shows every blank notebook scoring 0, in half the time)
+LAB_HANDED_IN = {"cai_partial": 1, "dee_tampered": 2}
 PARTIAL_TASKS = 2  # cai answers this many tasks of the first notebook
 CORPUS = ALTERNATIVES / "project_corpus"  # the sample students' own corpus
 BROKEN_QUESTION = 2  # fay's questions.json: this item loses its "answer"
@@ -132,7 +138,9 @@ def build(out: Path) -> None:
             if assignment not in ONLY.get(student, ASSIGNMENTS):
                 continue
             folder.mkdir(parents=True)
-            for path in release:
+            for n, path in enumerate(release):
+                if lab and n >= LAB_HANDED_IN.get(student, len(release)):
+                    continue
                 nb = nbformat.read(path, as_version=4)
                 answers = master_answers(ROOT / "source" / assignment / path.name)
                 answers.update({g: alternatives[g] for g in CORPUS_BOUND if g in answers})
