@@ -36,8 +36,11 @@ def nbgrader_command(*args: str) -> list[str]:
 def nbgrader_env() -> dict[str, str]:
     """This process's environment with the venv's scripts first on PATH.
 
-    nbgrader shells out to `alembic` to set up its gradebook, so the venv's
-    scripts must be found even when the venv was never activated.
+    The nbgrader commands of nbgrader_command read a new gradebook's
+    revision in-process (nbgrader_main.py), but a process that makes a
+    gradebook through nbgrader.api without use_alembic_head still shells out
+    to `alembic`: with the venv's scripts first it finds this environment's
+    even when the venv was never activated.
     """
     env = dict(os.environ)
     env["PATH"] = str(BIN) + os.pathsep + env.get("PATH", "")
