@@ -38,7 +38,8 @@ student this script
      and forks a clean kernel per notebook (--kernel-start fork).
 
 After grading, answers close to ragkit's source or to another student's
-are listed for a person (similarity.py; OUT/similarity.csv, report.html).
+are listed for a person (similarity.py; OUT/similarity.csv, report.html;
+--no-report skips both).
 
 A finished student is kept in --out/.students/ under a key made of the
 submission's bytes, the masters and the grading settings, so running the same
@@ -73,6 +74,7 @@ from nbgrader_run import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
 import similarity
+import template_cache
 from grader_sandbox import code_folder, read_results, run_unprivileged, scrub
 from grading_outcome import Outcome
 from release_check import (
@@ -93,9 +95,14 @@ def prepare_template(work: Path, assignment: str, only: list[str] | None = None,
     for master in (template / "source" / assignment).glob("*.ipynb"):
         if only and master.stem not in only:
             master.unlink()
+    name = template_cache.key(template) + "-" + assignment
+    if template_cache.fetch(template, name):  # made from these very files before
+        (work / "_template.log").write_text(f"template {name} reused (template_cache.py)\n")
+        return template
     if not run_nbgrader(["generate_assignment", assignment, "--force"], template,
                         work / "_template.log"):
         raise RuntimeError(f"nbgrader generate_assignment failed; see {work / '_template.log'}")
+    template_cache.keep(template, name)
     return template
 
 
@@ -332,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "without .ipynb; repeat for more); the others are "
                              "then reported as not part of it")
     parser.add_argument("--no-report", action="store_true",
-                        help="skip report.html and its figures")
+                        help="skip report.html, its figures and the similarity "
+                             "report (similarity.csv)")
     return parser
 
 
@@ -469,14 +477,19 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
                 fresh = run_local(todo, args.jobs, grade, bar)
         release = (work / "_template" if todo or blocked else source.parent) \
             / "release" / args.assignment
-        similar = similar_answers(out, release, code_folder(work),
-                                  args.sandbox_uid - 1 if os.geteuid() == 0 else None)
+        # the similarity report is for a person, like report.html: --no-report
+        # skips both (and drops an older run's, which would no longer match)
+        similar = None if args.no_report else similar_answers(
+            out, release, code_folder(work), args.sandbox_uid - 1 if os.geteuid() == 0 else None)
     bar.close()
     outcomes = sorted([*reused.values(), *fresh, *refused], key=lambda o: o.student)
     for o in outcomes:  # file names and messages a student chose: printable
         o.problems = [plain(p) for p in o.problems]
     scores = write_results(out, outcomes, path_of_cells(source / args.assignment))
-    similarity.write(out, similar)
+    if similar is None:
+        (out / "similarity.csv").unlink(missing_ok=True)
+    else:
+        similarity.write(out, similar)
     for s in students:
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
             raise SystemExit(f"submission of {s.name} changed during grading")

@@ -214,17 +214,18 @@ def run_nbgrader(args: list[str], course: Path, log: Path,
     return not stopped and proc.returncode == 0 and FAILED_MARK not in stderr
 
 
-def fork_server():
+def fork_server(preload: bool = True):
     """A multiprocessing context whose processes fork from one server that
-    imported nbgrader once, or None where that cannot work (a daemonic
-    process, such as a Dask worker, may not start processes)."""
+    imported nbgrader once (`preload`; not worth its 2 s when nbgrader runs
+    in each student's own sandbox instead), or None where that cannot work
+    (a daemonic process, such as a Dask worker, may not start processes)."""
     import multiprocessing
 
     if multiprocessing.current_process().daemon or \
             "forkserver" not in multiprocessing.get_all_start_methods():
         return None
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["nbgrader_steps"])
+    ctx.set_forkserver_preload(["nbgrader_steps", "nbgrader.apps"] if preload else [])
     return ctx
 
 
@@ -234,10 +235,10 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
     killed after `seconds`; None when both went well, else what failed."""
     args = [str(course), assignment, student, json.dumps(settings)]
     full_env = {**nbgrader_env(), **env}
-    ctx = fork_server()
-    if ctx is not None:
-        import nbgrader_steps
+    import nbgrader_steps
 
+    ctx = fork_server(preload=nbgrader_steps.grader_sandbox_settings(str(course)) is None)
+    if ctx is not None:
         log.touch()
         proc = ctx.Process(target=nbgrader_steps.child, args=(*args, str(log), full_env))
         proc.start()

@@ -25,11 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-from nbgrader.apps import NbGraderAPI
-from nbgrader.coursedir import CourseDirectory
-from traitlets.config import Config
-from traitlets.config.loader import PyFileConfigLoader
-
 from kernel_sandbox import runtime_tmpfs, start_zygote, stop_zygote
 from nbgrader_cli import die_with_parent
 
@@ -65,12 +60,20 @@ def sockets_on_tmpfs(course: str) -> None:
             print(f"kernel_sandbox: the kernels' sockets folder: {why}", flush=True)
 
 
+def grader_sandbox_settings(course: str) -> dict | None:
+    """The course's sandbox settings when its steps run in the grader's
+    sandbox (as root, when install_kernel set one up), else None: then
+    nbgrader runs in this process (`steps`), otherwise in a new one there."""
+    sandbox = Path(course, "kernel_sandbox.json")
+    s = json.loads(sandbox.read_text(encoding="utf-8")) if sandbox.exists() else {}
+    return s if s.get("grader") and os.geteuid() == 0 else None
+
+
 def main(course: str, assignment: str, student: str, settings: str) -> int:
     """Grade one student: in a sandbox as the grader's user when install_kernel
     set one up (as root: `outer`), else here (`steps`)."""
-    sandbox = Path(course, "kernel_sandbox.json")
-    s = json.loads(sandbox.read_text(encoding="utf-8")) if sandbox.exists() else {}
-    if s.get("grader") and os.geteuid() == 0:
+    s = grader_sandbox_settings(course)
+    if s is not None:
         return outer(course, assignment, student, settings, s)
     sockets_on_tmpfs(course)
     return steps(course, assignment, student, settings, zygote_here=True)
@@ -126,6 +129,13 @@ def steps(course: str, assignment: str, student: str, settings: str,
           zygote_here: bool) -> int:
     """nbgrader's two steps for one student, then what the grader reads of
     them, as data, in COURSE/results.json."""
+    # imported here, not above: as root this module only starts the sandbox
+    # that runs this function, and nbgrader's import is 2 s of CPU a student
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
     os.chdir(course)  # nbgrader_config.py looks for rag_feedback.py here
     sys.path.insert(0, course)
     config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()

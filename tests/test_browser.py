@@ -271,11 +271,14 @@ def validate_button(driver, seconds: float = WAIT):
 
 
 def wait_for(driver, condition, what: str, seconds: float = WAIT):
-    """Poll `condition(driver)` until it returns something truthy."""
-    from selenium.common.exceptions import TimeoutException
+    """Poll `condition(driver)` until it returns something truthy. An element
+    the page re-rendered while the condition read it counts as "not yet"."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
     try:
-        return WebDriverWait(driver, seconds, poll_frequency=0.25).until(condition)
+        return WebDriverWait(driver, seconds, poll_frequency=0.25,
+                             ignored_exceptions=(StaleElementReferenceException,)
+                             ).until(condition)
     except TimeoutException:
         shot = Path(os.environ.get("PYTEST_BROWSER_SHOTS", "/tmp")) / "browser-timeout.png"
         driver.save_screenshot(str(shot))

@@ -303,16 +303,28 @@ def test_manage_assignments_lists_every_submission(browser, formgrader, shots):
     driver.get(f"{base}/formgrader?token={token}")
 
     def project_row(d):
-        rows = [r for r in d.find_elements(By.CSS_SELECTOR, "table tbody tr")
-                if r.find_elements(By.CSS_SELECTOR, "td") and
-                r.find_elements(By.CSS_SELECTOR, "td")[0].text.strip() == "project"]
-        return rows[0] if rows else None
+        for row in d.find_elements(By.CSS_SELECTOR, "table tbody tr"):
+            cells = row.find_elements(By.CSS_SELECTOR, "td")
+            if cells and cells[0].text.strip() == "project":
+                return row
+        return None
 
-    row = wait_for(driver, project_row, "the project's row in Manage Assignments")
-    count = row.find_element(By.CSS_SELECTOR, ".num-submissions").text.strip()
+    # formgrader draws the table more than once while it loads: every read
+    # of a row happens inside wait_for, which tries again on a stale one
+    count = wait_for(driver, lambda d: (project_row(d) and project_row(d).find_element(
+        By.CSS_SELECTOR, ".num-submissions").text.strip()),
+        "the project's row in Manage Assignments")
     shot(driver, shots, "1-manage-assignments.png")
     assert count == "2", f"Manage Assignments counts {count!r} project submissions, not 2"
-    row.find_element(By.CSS_SELECTOR, ".num-submissions a").click()
+
+    def open_submissions(d):
+        row = project_row(d)
+        if row is None:
+            return False
+        row.find_element(By.CSS_SELECTOR, ".num-submissions a").click()
+        return True
+
+    wait_for(driver, open_submissions, "the link to the project's submissions")
     wait_for(driver, lambda d: {HONEST, HOSTILE} <= {
         c.text.strip() for c in d.find_elements(By.CSS_SELECTOR, "td.student-id")},
         "both students in Manage Submissions")
