@@ -567,10 +567,12 @@ def _ask(request: dict):
 
 
 _RAGKIT = None
-try:  # taken when this module loads, before the student's first cell
-    from ragkit.reference import fresh as _fresh
-except ImportError:  # (a course without ragkit)
-    _fresh = None
+_fresh = None
+if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's import
+    try:  # taken when this module loads, before the student's first cell
+        from ragkit.reference import fresh as _fresh
+    except ImportError:  # (a course without ragkit)
+        pass
 
 
 def _ragkit_dir() -> str:
