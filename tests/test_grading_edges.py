@@ -64,7 +64,7 @@ def test_a_broken_submission_does_not_stop_the_class(tmp_path):
     del retyped["outputs"], retyped["execution_count"]
     nbformat.write(nb, ivy / first)
     out = tmp_path / "out"
-    proc = run_grader(subs, out, "--jobs", "2")
+    proc = run_grader(subs, out, "--jobs", "2", "--no-report")
     assert "graded 2 of 2 students" in proc.stdout, proc.stdout + proc.stderr
     problems = pd.read_csv(out / "problems.csv")
     gus_problems = " | ".join(problems.loc[problems.student == "gus_broken", "problem"])
@@ -133,7 +133,7 @@ def test_an_endless_loop_costs_only_its_own_tests(tmp_path):
     task.source = header + "\n    while True:\n        pass\n"
     nbformat.write(nb, path)
     out = tmp_path / "out"
-    proc = run_grader(subs, out, "--timeout", "5")
+    proc = run_grader(subs, out, "--timeout", "5", "--no-report")
     assert "graded 1 of 1 students" in proc.stdout, proc.stdout + proc.stderr
     scores = pd.read_csv(out / "scores.csv").set_index("notebook")["score"]
     first_task_points = sum(p for _, p, t in grade_cells(first) if t == 0)
@@ -191,7 +191,7 @@ def test_linked_student_and_assignment_folders_are_refused(tmp_path):
     (subs / "eve" / "lab").symlink_to(root / "source" / "lab", target_is_directory=True)
     first = MASTERS[0]
     out = tmp_path / "out"
-    proc = run_grader(subs, out, "--notebook", first.stem)
+    proc = run_grader(subs, out, "--notebook", first.stem, "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "graded 2 of 2 students" in proc.stdout
     scores = pd.read_csv(out / "scores.csv").set_index("student")
@@ -376,7 +376,7 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
                    "    return the_real_thing(query, ids, texts, dim)")
     nbformat.write(nb, lab / name)
     out = tmp_path / "out"
-    proc = run_grader(tmp_path / "subs", out, "--notebook", "05_reranking")
+    proc = run_grader(tmp_path / "subs", out, "--notebook", "05_reranking", "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     master = next(m for m in MASTERS if m.name == name)
     lost = {gid for gid, _, _ in grade_cells(master)
