@@ -55,6 +55,7 @@ from nbgrader_main import use_alembic_head
 from safe_csv import read_text_csv, rewrite_csv, write_csv
 from safe_notebook import sanitize_folder
 from similarity import notes as similarity_notes
+import template_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -97,7 +98,8 @@ def parts_of(master: Path) -> dict[str, str]:
 def gather(out: Path, source: Path) -> Path:
     """Make or refresh OUT/formgrader/ from the graded assignments in OUT/."""
     course = out / COURSE
-    if not (course / "gradebook.db").exists():
+    new = not (course / "gradebook.db").exists()
+    if new:
         shutil.rmtree(course, ignore_errors=True)
         course_folder(course, source, *GRADER_FILES)
     else:  # the masters may have changed; the gradebook and grades stay
@@ -109,9 +111,16 @@ def gather(out: Path, source: Path) -> Path:
     warnings.filterwarnings("ignore", category=SAWarning)
     migrate_layout(course)
     done = [a for a in assignments(source) if (out / a / DONE).is_dir()]
+    # a new course's gradebook before any student is the same for the same
+    # masters: kept by template_cache.py, like grade.py's templates
+    name = template_cache.key(course) + "-course-" + "-".join(done) if new and done else ""
+    if not (name and template_cache.fetch(course, name)):
+        for assignment in done:
+            run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
+        if name:
+            template_cache.keep(course, name)
     found: dict[str, list] = {}
     for assignment in done:
-        run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
         for keep in sorted((out / assignment / DONE).iterdir()):
             # grade.py keeps only valid student ids; anything else is not a student
             if not (valid_id(keep.name) and keep.is_dir() and not keep.is_symlink()

@@ -8,7 +8,9 @@ finished template under a key made of everything that decides it (the bytes
 of every file in the folder before the step, the grader's own modules, and
 the versions of nbgrader and Python) and copies it back when the key comes
 again. A master edited by one byte is a new key; nothing is ever looked up
-by a name or a date.
+by a name or a date. course.py keeps the gathered course the same way
+before the first student is merged into it (`gather`: one
+`generate_assignment` per assignment, about 10 s a class).
 
 The store is a folder of the grader's user: RAG_TEMPLATE_CACHE, else
 $XDG_CACHE_HOME/rag-course/templates, else ~/.cache/rag-course/templates,
