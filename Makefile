@@ -21,8 +21,12 @@ GRADES ?= grades
 $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python tools/requirements.py > $(VENV)/requirements.txt
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r $(VENV)/requirements.txt
-	$(BIN)/python tools/requirements.py --no-deps | $(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r /dev/stdin
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-compile -r $(VENV)/requirements.txt
+	$(BIN)/python tools/requirements.py --no-deps | $(BIN)/python -m pip install --disable-pip-version-check -q --no-compile --no-deps -r /dev/stdin
+	@# the .pyc files, on every core (pip makes them one at a time: 50 s here);
+	@# sandboxed kernels read the venv read-only, so each module needs its .pyc
+	@# now. Like pip, a file that does not compile (a template) is skipped
+	$(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
 	@# the repo on the venv's path makes `import ragkit` work like an editable install
 	$(BIN)/python -c "import site, pathlib; pathlib.Path(site.getsitepackages()[0], 'rag-course.pth').write_text('$(CURDIR)\n')"
 	@touch $(STAMP)

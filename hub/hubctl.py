@@ -325,10 +325,17 @@ def ensure_runtime(prefix: Path = PREFIX, quiet: bool = False) -> Path:
         if not (venv / "bin" / "python").exists():
             subprocess.run([python, "-m", "venv", str(venv)], check=True)
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-               "--disable-pip-version-check"]
+               "--disable-pip-version-check", "--no-compile"]
         subprocess.run(pip + pins, check=True)
         if no_deps:
             subprocess.run(pip + ["--no-deps"] + no_deps, check=True)
+        # the .pyc files on every core, not one at a time as pip makes them;
+        # like pip, a file that does not compile (a template) is skipped
+        purelib = subprocess.run([str(venv / "bin" / "python"), "-c",
+                                  "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", "-j", "0",
+                        purelib], stdout=subprocess.DEVNULL)
         stamp.write_text(wanted)
     files = {f"course/{k}": v for k, v in course_files().items()}
     files.update({k: v.encode() for k, v in student_config().items()})
