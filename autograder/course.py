@@ -113,12 +113,14 @@ def gather(out: Path, source: Path) -> Path:
     done = [a for a in assignments(source) if (out / a / DONE).is_dir()]
     # a new course's gradebook before any student is the same for the same
     # masters: kept by template_cache.py, like grade.py's templates
-    name = template_cache.key(course) + "-course-" + "-".join(done) if new and done else ""
-    if not (name and template_cache.fetch(course, name)):
+    def generate() -> None:
         for assignment in done:
             run_nbgrader_checked(["generate_assignment", assignment, "--force"], course)
-        if name:
-            template_cache.keep(course, name)
+
+    if new and done:
+        template_cache.made(course, "course-" + "-".join(done), generate)
+    else:
+        generate()
     found: dict[str, list] = {}
     for assignment in done:
         for keep in sorted((out / assignment / DONE).iterdir()):

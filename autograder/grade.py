@@ -95,14 +95,14 @@ def prepare_template(work: Path, assignment: str, only: list[str] | None = None,
     for master in (template / "source" / assignment).glob("*.ipynb"):
         if only and master.stem not in only:
             master.unlink()
-    name = template_cache.key(template) + "-" + assignment
-    if template_cache.fetch(template, name):  # made from these very files before
-        (work / "_template.log").write_text(f"template {name} reused (template_cache.py)\n")
-        return template
-    if not run_nbgrader(["generate_assignment", assignment, "--force"], template,
-                        work / "_template.log"):
-        raise RuntimeError(f"nbgrader generate_assignment failed; see {work / '_template.log'}")
-    template_cache.keep(template, name)
+    def generate() -> None:
+        if not run_nbgrader(["generate_assignment", assignment, "--force"], template,
+                            work / "_template.log"):
+            raise RuntimeError(
+                f"nbgrader generate_assignment failed; see {work / '_template.log'}")
+
+    if template_cache.made(template, assignment, generate):  # from these very files before
+        (work / "_template.log").write_text("template reused (template_cache.py)\n")
     return template
 
 

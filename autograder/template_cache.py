@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +65,18 @@ def key(folder: Path) -> str:
     for name, path in sorted(files):
         digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def made(folder: Path, label: str, make: Callable[[], None]) -> bool:
+    """Fill `folder` with what `make()` would make of it: copied back when
+    the same files were made before (True), else made and kept (False).
+    `label` tells the kinds of template apart (the assignments in it)."""
+    name = f"{key(folder)}-{label}"
+    if fetch(folder, name):
+        return True
+    make()
+    keep(folder, name)
+    return False
 
 
 def fetch(folder: Path, name: str) -> bool:

@@ -77,3 +77,23 @@ def test_a_store_others_could_plant_in_is_not_used(tmp_path, store, how):
     template_cache.keep(made, "t")
     assert not template_cache.fetch(course(tmp_path / "f"), "t")
     assert list(store.resolve().iterdir()) == []  # nothing was kept there either
+
+
+def test_made_makes_once_and_then_copies(tmp_path, store):
+    """template_cache.made: the first folder is made and kept; a second
+    folder of the same files gets the kept one without making it again."""
+    calls = []
+
+    def make_in(folder):
+        def make():
+            calls.append(folder.name)
+            (folder / "gradebook.db").write_bytes(b"generated")
+        return make
+
+    first, second = course(tmp_path / "first"), course(tmp_path / "second")
+    assert not template_cache.made(first, "tiny", make_in(first))
+    assert template_cache.made(second, "tiny", make_in(second))
+    assert calls == ["first"] and files(second) == files(first)
+    other = course(tmp_path / "other", answer="x = 2")
+    assert not template_cache.made(other, "tiny", make_in(other))
+    assert calls == ["first", "other"]
