@@ -141,6 +141,16 @@ def check_submission(folder: Path, release: ReleaseCells, max_bytes: int | None 
         for index, (gid, kind, meta, source) in enumerate(cells):
             known = release[name].get(gid)
             if known is None:
+                if meta and (gid is not None or any(
+                        meta.get(k) for k in ("grade", "solution", "locked", "task"))):
+                    # a cell copied from another notebook, or labelled by hand:
+                    # nbgrader would stop on it (KeyError 'grade_id') and fail
+                    # the student's whole assignment; it is the student's own cell
+                    label = f"{gid!r}" if gid is not None else str(index)
+                    problems.append(f"{name}: cell {label} carries nbgrader labels of "
+                                    "no cell of this notebook; graded as your own cell")
+                    del nb.cells[index].metadata["nbgrader"]
+                    repaired = True
                 continue
             if kind != known[0]:
                 problems.append(f"{name}: cell {gid!r} was turned into {kind}; "

@@ -50,7 +50,8 @@ SAMPLE = ["correct", "ast_transformer", "lying_str", "leak_hidden",
           "patch_builtins", "lower_points", "too_many_files", "link_student",
           "link_assignment", "link_inside", "named_pipe", "ignore_interrupt",
           "notebook_output_flood", "too_many_cells", "judge_object_by_name",
-          "judge_huge_array", "judge_callback_flood", "judge_code_execution"]
+          "judge_huge_array", "judge_callback_flood", "judge_code_execution",
+          "foreign_labels"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 

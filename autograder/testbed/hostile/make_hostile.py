@@ -470,6 +470,22 @@ def build(out: Path = HERE) -> list[dict]:
     write("duplicate_test", FULL, [f"{NB}: cell 'tiny_test_c' appears more than once; "
                                    "graded once"],
           {NOTEBOOK: nb})
+    # a cell pasted from another notebook keeps that notebook's nbgrader
+    # labels (nbgrader alone fails the whole assignment on it), and one
+    # labelled locked by hand: both are the student's own cells
+    nb = filled()
+    index = nb.cells.index(cell(nb, "tiny_c"))
+    pasted = code("print('from the week before')", "nb03_chunk_fixed", "solution")
+    pasted.id = "pasted-from-elsewhere"
+    hand = code("note = 'mine'", "tiny_hand", "locked")
+    hand.id = "labelled-by-hand"
+    del hand.metadata["nbgrader"]["grade_id"]
+    nb.cells[index + 1:index + 1] = [pasted, hand]
+    write("foreign_labels", FULL,
+          [f"{NB}: cell 'nb03_chunk_fixed' carries nbgrader labels of no cell of this "
+           "notebook; graded as your own cell",
+           f"{NB}: cell {index + 2} carries nbgrader labels of no cell of this "
+           "notebook; graded as your own cell"], {NOTEBOOK: nb})
     nb = filled()
     retyped = cell(nb, "tiny_test_a")
     retyped.cell_type = "markdown"
