@@ -31,8 +31,9 @@ data. So:
   no hook or `linecache` trick there can print it;
 * the reference (`fresh()`) is the judge's own copy;
 * a student function that runs ragkit's own twin of the piece its task asks
-  for is caught by what runs, not by its text (judge_kernel._call), and the
-  test fails with DelegatedToPackage.
+  for is caught by what runs, not by its text (the kernel's ragkit counts
+  its calls: ragkit_watch.py, judge_kernel._call), and the test fails with
+  DelegatedToPackage.
 
 `using(globals(), name=reference)`, the "one mistake costs once" swap, binds
 the name in both places: in the judge, and in the kernel as a stand-in that
@@ -63,6 +64,7 @@ import judge_kernel as wire  # noqa: E402
 from python_tree import parse  # noqa: E402
 
 KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
+WATCH_SOURCE = (HERE / "ragkit_watch.py").read_text(encoding="utf-8")
 # a task whose ragkit twin has another name than the function it asks for
 TWINS = {"maxsim_rerank": {"rerank"}}
 BUILTIN_NAMES = set(vars(builtins))
@@ -77,7 +79,14 @@ KEEP_FROM = 8
 # (grader_sandbox.py): nothing. Never set it when grading a class.
 HOLE_VARIABLE = "RAGKIT_TEST_JUDGE_RUNS_ANSWERS"
 HOLE_MARK = "#run-in-the-judge\n"
+# a kernel that did not start in the sandbox (grade.py --no-sandbox) gets
+# ragkit's call counting here, before the student's first cell
 LOAD = ("import sys, types\n"
+        "if '_ragkit_watch' not in sys.modules:\n"
+        "    _m = types.ModuleType('_ragkit_watch')\n"
+        "    sys.modules['_ragkit_watch'] = _m\n"
+        "    exec(compile({watch!r}, '<ragkit-watch>', 'exec'), _m.__dict__)\n"
+        "    _m.install()\n"
         "_m = types.ModuleType('_rag_judge')\n"
         "exec(compile({src!r}, '<rag-judge>', 'exec'), _m.__dict__)\n"
         "sys.modules['_rag_judge'] = _m\n"
@@ -101,8 +110,8 @@ class DelegatedToPackage(Exception):
     """The student's function ran the package's twin of the piece it builds."""
 
 
-class TracingTurnedOff(Exception):
-    """The student's function switched off the grader's call tracing."""
+class CountingTurnedOff(Exception):
+    """The student's code switched off the counting of ragkit's calls."""
 
 
 def transform(source: str) -> str:
@@ -254,7 +263,7 @@ class Judge:
         kc.session.session = str(uuid.uuid4())  # a peer of its own on the kernel's sockets
         kc.start_channels(shell=True, iopub=False, stdin=True, hb=False, control=False)
         self.kc = kc
-        self._wait_reply(kc.execute(LOAD.format(src=KERNEL_SOURCE), silent=True,
+        self._wait_reply(kc.execute(LOAD.format(src=KERNEL_SOURCE, watch=WATCH_SOURCE), silent=True,
                                     store_history=False))
 
     def start_loop(self) -> None:
@@ -451,7 +460,8 @@ class Judge:
                 f"{name} runs ragkit's own piece that this task asks you to build; "
                 "write it yourself (calling ragkit is fine where a task says so)")
         if reply.get("tampered"):
-            raise TracingTurnedOff(f"{name} turned off the grader's call tracing")
+            raise CountingTurnedOff(f"{name} ran with the counting of ragkit's calls "
+                                   "switched off")
         if "missing" in reply:
             raise KeyError(name)
         if self.hole and type(value) is str and value.startswith(HOLE_MARK):

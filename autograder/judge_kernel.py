@@ -12,10 +12,11 @@ answers, and wrong answers fail.
 The same file gives the judge its half of the wire format (`to_plain` and
 `from_plain` are symmetric), so the two never drift apart.
 
-A call is made with a trace function watching which functions run. If the
-student's function runs ragkit's own twin of the piece the task asks for
-(`maxsim` calling `ragkit.rerank.maxsim`, however it was imported), the
-call reports `delegated` and the judge fails the test.
+The kernel's ragkit counts the calls of each of its functions
+(ragkit_watch.py). If a ragkit function with the name of the piece the task
+asks for begins during a judged call (`maxsim` calling
+`ragkit.rerank.maxsim`, however it was reached), the call reports
+`delegated` and the judge fails the test.
 """
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ import base64
 import dataclasses
 import json
 import math
-import os
 import sys
 
 MAX_DEPTH = 60
@@ -548,97 +548,62 @@ def _ask(request: dict):
     ask back (a reference piece that calls the student's function): each
     such request is answered with another input() until the judge's own
     answer comes."""
-    # the talk with the judge is ours, not the student's: no need to trace it
-    watching = sys.gettrace()
-    _tracing(None)
-    try:
-        text = _input(ASK + json.dumps(request))
-        while True:
-            reply = loads(text)
-            if "call" not in reply:
-                break
-            text = _input(RESULT + _answer(reply["call"]))
-    finally:
-        _tracing(watching)
+    text = _input(ASK + json.dumps(request))
+    while True:
+        reply = loads(text)
+        if "call" not in reply:
+            break
+        text = _input(RESULT + _answer(reply["call"]))
     if "raise" in reply:
         exc = reply["raise"]
         raise EXCEPTIONS.get(exc["base"], RuntimeError)(exc["message"])
     return _from_judge_data(reply["value"])
 
 
-_RAGKIT = None
 _fresh = None
+_WATCH = None  # the kernel's ragkit_watch.py, and the pieces of it a call relies on
 if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's import
+    _WATCH = sys.modules.get("_ragkit_watch")
+    if _WATCH is not None:
+        _WATCH_PARTS = (_WATCH, _WATCH.note, _WATCH.note.__code__, _WATCH.calls,
+                        _WATCH.Loader, _WATCH.Loader.get_code, _WATCH.Loader.exec_module)
     try:  # taken when this module loads, before the student's first cell
         from ragkit.reference import fresh as _fresh
     except ImportError:  # (a course without ragkit)
         pass
 
 
-def _ragkit_dir() -> str:
-    global _RAGKIT
-    if _RAGKIT is None:
-        import ragkit
-        _RAGKIT = os.path.dirname(os.path.abspath(ragkit.__file__)) + os.sep
-    return _RAGKIT
-
-
-class _Watch:
-    """What the tracing of one call saw. A trace function (sys.settrace,
-    and threading.settrace for threads the call starts) is told of each
-    Python function entered, and nothing else: cheaper than a profiler,
-    which also hears of every builtin called. An audit hook, which nothing
-    in Python can remove, notes the student's code switching tracing off."""
-
-    active = False   # a judged call is running
-    ours = False     # this module is switching tracing itself
-    tampered = False
-
-
-def _audit(event, args):
-    if event in ("sys.settrace", "sys.setprofile") and _Watch.active and not _Watch.ours:
-        _Watch.tampered = True
-
-
-sys.addaudithook(_audit)
-
-
-def _tracing(trace) -> None:
-    import threading
-    _Watch.ours = True
-    try:
-        sys.settrace(trace)
-        threading.settrace(trace)
-    finally:
-        _Watch.ours = False
+def _watch_intact() -> bool:
+    """The counting of ragkit's calls (ragkit_watch.py) is as it was set
+    up before the student's first cell: the same module, function, code and
+    counts, and every ragkit module loaded by its unchanged loader and
+    holding its `note` (a module loaded some other way, after the finder was
+    taken out of sys.meta_path, would count nothing)."""
+    module, note, code, calls, loader, get_code, run = _WATCH_PARTS
+    if (sys.modules.get(module.NAME) is not module or module.note is not note
+            or note.__code__ is not code or module.calls is not calls
+            or loader.get_code is not get_code or loader.exec_module is not run):
+        return False
+    return all(type(getattr(m, "__loader__", None)) is loader
+               and getattr(m, module.GLOBAL, None) is note
+               for name, m in list(sys.modules.items())
+               if name == "ragkit" or name.startswith("ragkit."))
 
 
 def _call(fn, args, kwargs, forbid: set[str]):
-    """fn(*args, **kwargs), noting any ragkit function named in `forbid`
-    that runs during it, and whether the call turned the tracing off."""
-    twins = []
-    home = _ragkit_dir()
-
-    def watch(frame, event, arg):
-        code = frame.f_code
-        if code.co_name in forbid and code.co_filename.startswith(home):
-            twins.append(code.co_name)
-        return None  # (no line events)
-
-    outer = (_Watch.active, _Watch.tampered, sys.gettrace())
-    _Watch.active, _Watch.tampered = True, False
-    _tracing(watch)
-    try:
-        result = fn(*args, **kwargs)
-    finally:
-        kept = sys.gettrace() is watch
-        tampered = _Watch.tampered
-        _tracing(outer[2])
-        _Watch.active, _Watch.tampered = outer[0], outer[1] or tampered
-    if twins:
-        return {"delegated": sorted(set(twins))}
-    if tampered or not kept:
+    """fn(*args, **kwargs), noting whether a ragkit function named in
+    `forbid` began during it (ragkit_watch.py), and whether the counting
+    was tampered with."""
+    if _WATCH is None:  # a kernel without the counting: nothing to tell
+        return {"value": fn(*args, **kwargs)}
+    calls = _WATCH_PARTS[3]
+    before = {name: calls.get(name, 0) for name in forbid}
+    result = fn(*args, **kwargs)
+    if not _watch_intact():
         return {"tampered": True}
+    twins = sorted(name for name in forbid if calls.get(name, 0) != before[name])
+    if twins:
+        return {"delegated": twins}
     return {"value": result}
 
 

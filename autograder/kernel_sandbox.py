@@ -79,6 +79,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 INSIDE = "/sandbox/kernel_sandbox.py"  # where the kernel sees this file
 CONNECTION = "/sandbox/connection.json"  # and its connection file
+WATCH = "/sandbox/ragkit_watch.py"  # and the file that counts ragkit's calls
 # variables a kernel may keep from the grader's environment
 # what numpy's BLAS, scikit-learn's OpenMP and MKL read for their thread count
 # (grade.py --kernel-threads sets them)
@@ -240,7 +241,22 @@ def with_this_file(cmd: list[str], *more: str) -> list[str]:
     that says nothing about where the repository is, and `more` binds into
     the same folder (after it is made, with its permissions)."""
     return [cmd[0], "--perms", "0755", "--dir", str(Path(INSIDE).parent),
-            "--ro-bind", str(HERE), INSIDE, *more, *cmd[1:]]
+            "--ro-bind", str(HERE), INSIDE,
+            "--ro-bind", str(HERE.with_name("ragkit_watch.py")), WATCH, *more, *cmd[1:]]
+
+
+def watch_ragkit() -> None:
+    """Before anything in the sandbox imports ragkit: make its functions
+    count their calls (ragkit_watch.py, read by judge_kernel._call)."""
+    if "_ragkit_watch" in sys.modules:
+        return
+    import types
+
+    module = types.ModuleType("_ragkit_watch")
+    sys.modules["_ragkit_watch"] = module
+    with open(WATCH, encoding="utf-8") as fh:
+        exec(compile(fh.read(), WATCH, "exec"), module.__dict__)  # noqa: S102 (the grader's own file)
+    module.install()
 
 
 def confine(limits_json: str) -> None:
@@ -295,6 +311,7 @@ def own_connection_file(info: dict, sockets: str) -> str:
 def run_kernel(connection_file: str) -> None:
     """Run ipykernel as ipykernel_launcher does, with the guard below."""
     sys.path[:] = [p for p in sys.path if p not in ("", str(Path(INSIDE).parent))]
+    watch_ragkit()
     from ipykernel.kernelapp import IPKernelApp
 
     app = IPKernelApp.instance()
@@ -456,6 +473,7 @@ def zygote(limits_json: str, listen_fd: str, ready_fd: str, preload_json: str) -
 
     preload = json.loads(preload_json)
     _Zygote.fresh = not preload
+    watch_ragkit()
     for name in preload:
         try:
             importlib.import_module(name)

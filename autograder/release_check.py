@@ -44,8 +44,9 @@ LIMIT_ERRORS = [
     # the judge's verdicts (judge.py) that are about how, not what
     (lambda e: e["ename"] == "DelegatedToPackage",
      "tests a function that runs ragkit's own twin of the piece it builds; scored 0"),
-    (lambda e: e["ename"] == "TracingTurnedOff",
-     "tests a function that turned off the grader's call tracing; scored 0"),
+    (lambda e: e["ename"] == "CountingTurnedOff",
+     "tests a function that ran with the counting of ragkit's calls switched off; "
+     "scored 0"),
     (lambda e: e["ename"] == "NotData",
      "answered with something that is not plain data; scored 0"),
     (lambda e: e["ename"] == "GraderFault",

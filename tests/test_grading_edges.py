@@ -351,43 +351,96 @@ def replace_answer(nb, grade_id: str, source: str) -> None:
     cell.source = source
 
 
+def twin_submission(subs: Path, student: str, answers: dict[str, str]) -> None:
+    """ada's notebook 05 with some of its answer cells replaced."""
+    lab = copy_notebooks("ada_complete", [TWIN_NB], subs / student)
+    nb = nbformat.read(lab / TWIN_NB, as_version=4)
+    for grade_id, source in answers.items():
+        replace_answer(nb, grade_id, source)
+    nbformat.write(nb, lab / TWIN_NB)
+
+
+TWIN_NB = "05_reranking.ipynb"
+
+
 def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     """A task that asks to build a piece gives no points for calling ragkit's
-    own: decided by what runs (the judge's call tracing), however the twin was
-    reached; calling ragkit where the task says to stays fine (Part D)."""
-    name = "05_reranking.ipynb"
-    lab = copy_notebooks("ada_complete", [name], tmp_path / "subs" / "vera_delegates")
-    nb = nbformat.read(lab / name, as_version=4)
-    # Part A through importlib and getattr, Part B as a plain attribute,
-    # Part C with `from ... import` under another name
-    replace_answer(nb, "nb05_token_vectors",
-                   "import importlib\n\n"
-                   "def token_vectors(text, dim=64):\n"
-                   "    package = importlib.import_module('ragkit.' + 'rerank')\n"
-                   "    return getattr(package, 'token_' + 'vectors')(text, dim).tolist()")
-    replace_answer(nb, "nb05_maxsim",
-                   "def maxsim(query_rows, passage_rows):\n"
-                   "    if not query_rows or not passage_rows:\n        return 0.0\n"
-                   "    return float(ragkit.rerank.maxsim(np.array(query_rows),\n"
-                   "                                      np.array(passage_rows)))")
-    replace_answer(nb, "nb05_maxsim_rerank",
-                   "from ragkit.rerank import rerank as the_real_thing\n\n"
-                   "def maxsim_rerank(query, ids, texts, dim=64):\n"
-                   "    return the_real_thing(query, ids, texts, dim)")
-    nbformat.write(nb, lab / name)
+    own: decided by what runs (the kernel's ragkit counts its calls,
+    ragkit_watch.py), however the twin was reached; calling ragkit where the
+    task says to stays fine (Part D).
+
+    vera reaches the twins by importlib and getattr, as an attribute and
+    under another name; wes by the routes that hid them from the call
+    tracing used before: a thread started before the call, a reloaded
+    module and a renamed code object, `ragkit.__file__` pointed elsewhere and
+    tracing switched off; xia switches the counting off, which fails every
+    test that calls her functions with a line of its own."""
+    subs = tmp_path / "subs"
+    twin_submission(subs, "vera_delegates", {
+        "nb05_token_vectors":
+            "import importlib\n\n"
+            "def token_vectors(text, dim=64):\n"
+            "    package = importlib.import_module('ragkit.' + 'rerank')\n"
+            "    return getattr(package, 'token_' + 'vectors')(text, dim).tolist()",
+        "nb05_maxsim":
+            "def maxsim(query_rows, passage_rows):\n"
+            "    if not query_rows or not passage_rows:\n        return 0.0\n"
+            "    return float(ragkit.rerank.maxsim(np.array(query_rows),\n"
+            "                                      np.array(passage_rows)))",
+        "nb05_maxsim_rerank":
+            "from ragkit.rerank import rerank as the_real_thing\n\n"
+            "def maxsim_rerank(query, ids, texts, dim=64):\n"
+            "    return the_real_thing(query, ids, texts, dim)"})
+    twin_submission(subs, "wes_hides", {
+        "nb05_token_vectors":
+            "import queue, threading\nimport ragkit.rerank\n\n"
+            "_asks, _answers = queue.Queue(), queue.Queue()\n\n"
+            "def _worker():\n    while True:\n        text, dim = _asks.get()\n"
+            "        _answers.put(ragkit.rerank.token_vectors(text, dim).tolist())\n\n"
+            "threading.Thread(target=_worker, daemon=True).start()\n\n"
+            "def token_vectors(text, dim=64):\n"
+            "    _asks.put((text, dim))\n    return _answers.get()",
+        "nb05_maxsim":
+            "import importlib, types\nimport ragkit.rerank\n\n"
+            "_fresh_module = importlib.reload(ragkit.rerank)\n"
+            "_helper = types.FunctionType(\n"
+            "    _fresh_module.maxsim.__code__.replace(co_name='helper', co_filename='mine.py'),\n"
+            "    _fresh_module.__dict__)\n\n"
+            "def maxsim(query_rows, passage_rows):\n"
+            "    if not query_rows or not passage_rows:\n        return 0.0\n"
+            "    return float(_helper(np.array(query_rows), np.array(passage_rows)))",
+        "nb05_maxsim_rerank":
+            "import sys\nimport ragkit, ragkit.rerank\n\n"
+            "ragkit.__file__ = '/nowhere/ragkit/__init__.py'\n\n"
+            "def maxsim_rerank(query, ids, texts, dim=64):\n"
+            "    sys.settrace(None)\n"
+            "    return ragkit.rerank.rerank(query, ids, texts, dim)"})
+    twin_submission(subs, "xia_unhooks", {
+        "nb05_token_vectors":
+            "import sys\nimport ragkit.rerank\n\n"
+            "sys.modules['_ragkit_watch'].note = lambda name: None\n\n"
+            "def token_vectors(text, dim=64):\n"
+            "    return ragkit.rerank.token_vectors(text, dim).tolist()"})
     out = tmp_path / "out"
-    proc = run_grader(tmp_path / "subs", out, "--notebook", "05_reranking", "--no-report")
+    proc = run_grader(subs, out, "--notebook", "05_reranking", "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    master = next(m for m in MASTERS if m.name == name)
-    lost = {gid for gid, _, _ in grade_cells(master)
+    master = next(m for m in MASTERS if m.name == TWIN_NB)
+    cells = grade_cells(master)
+    lost = {gid for gid, _, _ in cells
             if gid.split("_", 2)[-1] in ("token_vectors", "maxsim", "maxsim_rerank")}
     assert len(lost) == 6
-    kept = sum(p for gid, p, _ in grade_cells(master) if gid not in lost)
-    scores = pd.read_csv(out / "scores.csv")
-    assert float(scores.loc[scores.notebook == name, "score"].sum()) == kept
-    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)["problem"]
-    named = {line.split("'")[1] for line in problems if "ragkit's own twin" in line}
-    assert named == lost, list(problems)
+    kept = sum(p for gid, p, _ in cells if gid not in lost)
+    scores = pd.read_csv(out / "scores.csv").set_index("student")
+    problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
+    for student in ("vera_delegates", "wes_hides"):
+        assert float(scores.loc[student, "score"]) == kept, student
+        lines = problems.loc[problems.student == student, "problem"]
+        named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
+        assert named == lost, (student, list(lines))
+    lines = problems.loc[problems.student == "xia_unhooks", "problem"]
+    off = {line.split("'")[1] for line in lines if "counting of ragkit's calls switched off" in line}
+    assert {gid for gid in lost if "token_vectors" in gid} <= off, list(lines)
+    assert float(scores.loc["xia_unhooks", "score"]) < kept
 
 
 def test_a_redefined_test_helper_is_named_and_an_import_of_the_same_is_not():
