@@ -573,21 +573,30 @@ if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's imp
         pass
 
 
+_RAGKIT_MODULES = [-1, ()]  # len(sys.modules) when last listed, and ragkit's (name, module)
+
+
 def _watch_intact() -> bool:
     """The counting of ragkit's calls (ragkit_watch.py) is as it was set
     up before the student's first cell: the same module, function, code and
     counts, and every ragkit module loaded by its unchanged loader and
     holding its `note` (a module loaded some other way, after the finder was
-    taken out of sys.meta_path, would count nothing)."""
+    taken out of sys.meta_path, would count nothing). sys.modules is listed
+    anew only when it has grown or shrunk, or one of ragkit's entries
+    changed: a judged call checks in microseconds, not the 0.15 ms that
+    reading 1800 entries takes."""
     module, note, code, calls, loader, get_code, run = _WATCH_PARTS
     if (sys.modules.get(module.NAME) is not module or module.note is not note
             or note.__code__ is not code or module.calls is not calls
             or loader.get_code is not get_code or loader.exec_module is not run):
         return False
+    size, listed = _RAGKIT_MODULES
+    if size != len(sys.modules) or any(sys.modules.get(n) is not m for n, m in listed):
+        listed = tuple((n, m) for n, m in list(sys.modules.items())
+                       if n == "ragkit" or n.startswith("ragkit."))
+        _RAGKIT_MODULES[:] = [len(sys.modules), listed]
     return all(type(getattr(m, "__loader__", None)) is loader
-               and getattr(m, module.GLOBAL, None) is note
-               for name, m in list(sys.modules.items())
-               if name == "ragkit" or name.startswith("ragkit."))
+               and getattr(m, module.GLOBAL, None) is note for _, m in listed)
 
 
 def _call(fn, args, kwargs, forbid: set[str]):
