@@ -374,7 +374,9 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     tracing used before: a thread started before the call, a reloaded
     module and a renamed code object, `ragkit.__file__` pointed elsewhere and
     tracing switched off; xia switches the counting off, which fails every
-    test that calls her functions with a line of its own."""
+    test that calls her functions with a line of its own; yan calls ragkit's
+    functions that give the same answers under other names (maxsim_many,
+    rerank_vectors)."""
     subs = tmp_path / "subs"
     twin_submission(subs, "vera_delegates", {
         "nb05_token_vectors":
@@ -421,6 +423,20 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
             "sys.modules['_ragkit_watch'].note = lambda name: None\n\n"
             "def token_vectors(text, dim=64):\n"
             "    return ragkit.rerank.token_vectors(text, dim).tolist()"})
+    twin_submission(subs, "yan_aliases", {
+        "nb05_token_vectors":
+            "def token_vectors(text, dim=64):\n    raise NotImplementedError()",
+        "nb05_maxsim":
+            "from ragkit.rerank import maxsim_many\n\n"
+            "def maxsim(query_rows, passage_rows):\n"
+            "    if not query_rows or not passage_rows:\n        return 0.0\n"
+            "    return float(maxsim_many(np.array(query_rows), [np.array(passage_rows)])[0])",
+        "nb05_maxsim_rerank":
+            "import ragkit.rerank\n\n"
+            "def maxsim_rerank(query, ids, texts, dim=64):\n"
+            "    rows = {i: ragkit.rerank.token_vectors(t, dim) for i, t in zip(ids, texts)}\n"
+            "    return ragkit.rerank.rerank_vectors(ragkit.rerank.token_vectors(query, dim),\n"
+            "                                        ids, rows)"})
     out = tmp_path / "out"
     proc = run_grader(subs, out, "--notebook", "05_reranking", "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -437,6 +453,12 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
         lines = problems.loc[problems.student == student, "problem"]
         named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
         assert named == lost, (student, list(lines))
+    # yan left Part A blank and reached the other two parts' answers through
+    # ragkit functions of other names (judge.TWINS)
+    assert float(scores.loc["yan_aliases", "score"]) == kept
+    lines = problems.loc[problems.student == "yan_aliases", "problem"]
+    named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
+    assert named == {gid for gid in lost if "token_vectors" not in gid}, list(lines)
     lines = problems.loc[problems.student == "xia_unhooks", "problem"]
     off = {line.split("'")[1] for line in lines if "counting of ragkit's calls switched off" in line}
     assert {gid for gid in lost if "token_vectors" in gid} <= off, list(lines)

@@ -69,3 +69,75 @@ def test_counted_ragkit_is_the_package_with_counts():
     assert out["copy_counts"] == {}
     assert out["raise_line"][0] == out["raise_line"][1] is not None
     assert out["after_reload"].get("stem") == 1
+
+
+# Ways to get a task's answer from ragkit without calling the function of
+# the task's own name, one per task that has one: each must count a name the
+# judge forbids for that task (its own name, or judge.TWINS). Written here,
+# from ragkit's API, not from the table they check.
+ROUTES = r'''
+import json, math, sys, types
+m = types.ModuleType("_ragkit_watch")
+sys.modules["_ragkit_watch"] = m
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), m.__dict__)
+m.install()
+import numpy as np
+from ragkit import (ablation, answer, ann, bm25, chunking, corpus, dense,
+                    failures, metrics, rag_models, rerank,
+                    retrieval, text)
+docs, questions = corpus.load_documents(), corpus.load_questions()[:2]
+texts = [d.text for d in docs]
+chunks = chunking.chunk_documents(docs, "sentence", size=25)
+found = retrieval.Retriever(chunks)
+q = questions[0].question
+p, t = [0.6, 0.4], [[0.5, 0.2], [0.1, 0.9]]
+vec = rerank.token_vectors
+routes = {
+    "split_into_sentences": lambda: text.split_sentences("One. Two! Three"),
+    "rag_sequence": lambda: math.exp(rag_models.log_rag_sequence(p, t)),
+    "rag_token": lambda: math.exp(rag_models.log_rag_token(p, t)),
+    "ceiling_table": lambda: rag_models.ceiling_curve(questions, chunks, [1, 3]),
+    "storage_table": lambda: chunking.overlap_storage(100, 20, 5),
+    "ivf_search": lambda: ann.IVFIndex(np.eye(8), 2).search(np.eye(8)[:1], k=2, nprobe=1),
+    "bm25_idf": lambda: bm25.BM25Index(texts).idf("lock"),
+    "bm25_scores": lambda: bm25.BM25Index(texts).scores(q),
+    "embed": lambda: dense.HashedEmbedder().fit(texts).embed_many([q]),
+    "maxsim": lambda: rerank.maxsim_many(vec("a lock"), [vec("lock tag")])[0],
+    "maxsim_rerank": lambda: rerank.rerank_vectors(
+        vec("lock"), ["a", "b"], {"a": vec("lock tag"), "b": vec("tag")}),
+    "grounded_answer": lambda: answer.best_sentence(q, chunks[:20]),
+    "hit_at_k": lambda: retrieval.question_scores(found, questions, "bm25"),
+    "mrr": lambda: 1 / metrics.first_relevant_rank(["a", "b"], {"b"}),
+    "chunk_size_study": lambda: retrieval.evaluate(found, questions, "hybrid"),
+    "refresh": lambda: failures.refresh_index(
+        chunks[:3], {}, docs[:1], lambda ds: chunking.chunk_documents(ds, "fixed", size=20)),
+    "search_as": lambda: failures.filtered_search(found, q, 3, "staff", {}),
+    "score_step": lambda: ablation.score_questions(found, "bm25", questions),
+    "run_ablation": lambda: ablation.question_runs(docs, questions, steps=ablation.STEPS[:1]),
+    "summarise": lambda: ablation.ablation_table(docs, questions, steps=ablation.STEPS[:1]),
+}
+ran = {}
+for task, route in routes.items():
+    m.calls.clear()
+    try:
+        route()
+        ran[task] = sorted(m.calls)
+    except Exception as err:  # a route that no longer runs is a failure too
+        ran[task] = f"{type(err).__name__}: {err}"
+print(json.dumps(ran))
+'''
+
+
+def test_every_other_route_to_a_tasks_answer_is_forbidden():
+    import importlib
+    sys.path.insert(0, str(ROOT / "autograder"))
+    twins = importlib.import_module("judge").TWINS
+    proc = subprocess.run([sys.executable, "-c", ROUTES, str(WATCH)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ran = json.loads(proc.stdout.splitlines()[-1])
+    broken = {task: names for task, names in ran.items() if isinstance(names, str)}
+    assert not broken, broken
+    missed = {task: names for task, names in ran.items()
+              if not {task, *twins.get(task, ())} & set(names)}
+    assert not missed, f"a route to these tasks' answers is not forbidden: {missed}"
