@@ -48,7 +48,7 @@ import pandas as pd
 
 from editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
 from intake import valid_id
-from resume import DONE
+from grading_outcome import DONE
 from nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
                           run_nbgrader_checked)
 from nbgrader_main import use_alembic_head

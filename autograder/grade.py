@@ -76,12 +76,11 @@ from nbgrader_run import (
 import similarity
 import template_cache
 from grader_sandbox import code_folder, read_results, run_unprivileged, scrub
-from grading_outcome import Outcome
+from grading_outcome import DONE, Outcome
 from release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
 from results import print_results, write_results, zero_scores
-from resume import (
-    DONE, grading_key, kept, prepare_out, store, student_key, student_work)
+from resume import grading_key, kept, prepare_out, store, student_key, student_work
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+DONE = ".students"  # --out/.students/<student>/: what is kept of each finished student
+
 
 @dataclass
 class Outcome:

@@ -10,8 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from intake import valid_id
-from grading_outcome import Outcome
-from resume import DONE
+from grading_outcome import DONE, Outcome
 from safe_csv import read_text_csv, write_csv
 
 

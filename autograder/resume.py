@@ -12,7 +12,7 @@ from pathlib import Path
 from intake import digest
 from nbgrader_cli import GRADER_FILES
 from nbgrader_run import Limits
-from grading_outcome import Outcome
+from grading_outcome import DONE, Outcome
 
 HERE = Path(__file__).resolve().parent
 # the grader's own modules: a change to any of them grades every student again
@@ -22,9 +22,6 @@ GRADING_CODE = ("grade", "intake", "release_check", "nbgrader_run", "resume", "r
 
 
 MARKER = ".rag-grading-output"  # an --out folder we made and may rebuild
-
-
-DONE = ".students"  # --out/.students/<student>/: one finished student each
 
 
 PARTIAL = ".partial"  # --out/.partial/<student>/: an entry being written

@@ -459,6 +459,9 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     lines = problems.loc[problems.student == "yan_aliases", "problem"]
     named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
     assert named == {gid for gid in lost if "token_vectors" not in gid}, list(lines)
+    page = (out / "feedback" / "yan_aliases" / "lab" / "05_reranking.html").read_text()
+    assert "maxsim runs ragkit&#x27;s maxsim_many" in page or \
+        "maxsim runs ragkit's maxsim_many" in page, "the feedback names the function that ran"
     lines = problems.loc[problems.student == "xia_unhooks", "problem"]
     off = {line.split("'")[1] for line in lines if "counting of ragkit's calls switched off" in line}
     assert {gid for gid in lost if "token_vectors" in gid} <= off, list(lines)
