@@ -71,6 +71,7 @@ WATCH_SOURCE = (HERE / "ragkit_watch.py").read_text(encoding="utf-8")
 # checked route by route in tests/test_ragkit_watch.py. None of them is a
 # piece a task's text tells the student to use.
 TWINS = {
+    "answer_table": {"grade_answers"},                   # 01
     "split_into_sentences": {"split_sentences"},         # 02
     "rag_sequence": {"log_rag_sequence"},
     "rag_token": {"log_rag_token"},

@@ -93,6 +93,7 @@ q = questions[0].question
 p, t = [0.6, 0.4], [[0.5, 0.2], [0.1, 0.9]]
 vec = rerank.token_vectors
 routes = {
+    "answer_table": lambda: rag_models.grade_answers(questions, lambda q: chunks[:5]),
     "split_into_sentences": lambda: text.split_sentences("One. Two! Three"),
     "rag_sequence": lambda: math.exp(rag_models.log_rag_sequence(p, t)),
     "rag_token": lambda: math.exp(rag_models.log_rag_token(p, t)),
