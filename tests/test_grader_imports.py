@@ -17,8 +17,12 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return (found & modules) - {path.stem}
 
 
+def modules() -> dict[str, Path]:
+    return {p.stem: p for p in GRADER.glob("*.py")}
+
+
 def test_no_module_of_the_grader_imports_itself_in_a_circle():
-    paths = {p.stem: p for p in GRADER.glob("*.py")}
+    paths = modules()
     graph = {name: imports_of(path, set(paths)) for name, path in paths.items()}
     assert graph["grade"] and graph["judge"], "the graph read no imports"
     circles = []
@@ -58,7 +62,7 @@ def rooms() -> list[tuple[str, set[str]]]:
 
 
 def test_every_module_is_in_one_room_and_imports_only_upwards():
-    paths = {p.stem: p for p in GRADER.glob("*.py")}
+    paths = modules()
     listed = rooms()
     assert len(listed) >= 5, listed
     room_of: dict[str, int] = {}

@@ -448,23 +448,25 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     kept = sum(p for gid, p, _ in cells if gid not in lost)
     scores = pd.read_csv(out / "scores.csv").set_index("student")
     problems = pd.read_csv(out / "problems.csv", keep_default_na=False)
+
+    def cells_named(student: str, phrase: str) -> set[str]:
+        """The cells of the student's problem lines that say `phrase`."""
+        lines = problems.loc[problems.student == student, "problem"]
+        return {line.split("'")[1] for line in lines if phrase in line}
+
     for student in ("vera_delegates", "wes_hides"):
         assert float(scores.loc[student, "score"]) == kept, student
-        lines = problems.loc[problems.student == student, "problem"]
-        named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
-        assert named == lost, (student, list(lines))
+        assert cells_named(student, "ragkit's own twin") == lost, student
     # yan left Part A blank and reached the other two parts' answers through
     # ragkit functions of other names (judge.TWINS)
     assert float(scores.loc["yan_aliases", "score"]) == kept
-    lines = problems.loc[problems.student == "yan_aliases", "problem"]
-    named = {line.split("'")[1] for line in lines if "ragkit's own twin" in line}
-    assert named == {gid for gid in lost if "token_vectors" not in gid}, list(lines)
+    assert cells_named("yan_aliases", "ragkit's own twin") == {
+        gid for gid in lost if "token_vectors" not in gid}
     page = (out / "feedback" / "yan_aliases" / "lab" / "05_reranking.html").read_text()
     assert "maxsim runs ragkit&#x27;s maxsim_many" in page or \
         "maxsim runs ragkit's maxsim_many" in page, "the feedback names the function that ran"
-    lines = problems.loc[problems.student == "xia_unhooks", "problem"]
-    off = {line.split("'")[1] for line in lines if "counting of ragkit's calls switched off" in line}
-    assert {gid for gid in lost if "token_vectors" in gid} <= off, list(lines)
+    off = cells_named("xia_unhooks", "counting of ragkit's calls switched off")
+    assert {gid for gid in lost if "token_vectors" in gid} <= off, off
     assert float(scores.loc["xia_unhooks", "score"]) < kept
 
 

@@ -10,13 +10,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 WATCH = ROOT / "autograder" / "ragkit_watch.py"
 
-PROBE = r'''
-import importlib, inspect, json, pkgutil, sys, traceback, types
-import ragkit.text                     # imported before: install() drops it
-before = ragkit.text
+# run first in each script: ragkit_watch (argv[1]) as the kernel loads it
+INSTALL = r'''
+import sys, types
 m = types.ModuleType("_ragkit_watch")
 sys.modules["_ragkit_watch"] = m
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), m.__dict__)
+'''
+
+
+def run_counted(script: str) -> dict:
+    """The last line of `script`'s output, run after INSTALL in a new interpreter."""
+    proc = subprocess.run([sys.executable, "-c", INSTALL + script, str(WATCH)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+PROBE = r'''
+import importlib, inspect, json, pkgutil, traceback
+import ragkit.text                     # imported before: install() drops it
+before = ragkit.text
 m.install()
 import ragkit
 from ragkit.reference import fresh
@@ -57,10 +71,7 @@ print(json.dumps(out))
 
 
 def test_counted_ragkit_is_the_package_with_counts():
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(WATCH)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.splitlines()[-1])
+    out = run_counted(PROBE)
     assert out["dropped"]
     assert out["functions"] > 50 and out["differ"] == []
     assert out["tokens"] == out["twin_tokens"] and out["tokens"]
@@ -76,10 +87,7 @@ def test_counted_ragkit_is_the_package_with_counts():
 # judge forbids for that task (its own name, or judge.TWINS). Written here,
 # from ragkit's API, not from the table they check.
 ROUTES = r'''
-import json, math, sys, types
-m = types.ModuleType("_ragkit_watch")
-sys.modules["_ragkit_watch"] = m
-exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), m.__dict__)
+import json, math
 m.install()
 import numpy as np
 from ragkit import (ablation, answer, ann, bm25, chunking, corpus, dense,
@@ -133,10 +141,7 @@ def test_every_other_route_to_a_tasks_answer_is_forbidden():
     import importlib
     sys.path.insert(0, str(ROOT / "autograder"))
     twins = importlib.import_module("judge").TWINS
-    proc = subprocess.run([sys.executable, "-c", ROUTES, str(WATCH)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    ran = json.loads(proc.stdout.splitlines()[-1])
+    ran = run_counted(ROUTES)
     broken = {task: names for task, names in ran.items() if isinstance(names, str)}
     assert not broken, broken
     missed = {task: names for task, names in ran.items()
