@@ -232,6 +232,19 @@ class Namespace(dict):
         return self.fetched[name]
 
 
+def verdict(err: Exception) -> tuple[str, str]:
+    """A failed test's error line (name, message) for what it raised."""
+    if isinstance(err, NotData):
+        return "NotData", str(err)
+    if isinstance(err, OutOfTime):
+        return "CellTimeoutError", "the student's code ran past the time limit"
+    if isinstance(err, JudgeError):
+        return (("KernelDied", "the kernel died while running this cell's calls "
+                               "(exit, crash, or a resource limit)")
+                if "died" in str(err) else ("JudgeError", str(err)))
+    return type(err).__name__, " ".join(str(err).split())[:2000]
+
+
 class Judge:
     """Runs one notebook's test cells outside the kernel `km` runs it in."""
 
@@ -318,18 +331,18 @@ class Judge:
                 msg = self._get(self.kc.shell_channel, self._left())
             except Empty:
                 if not self._kernel("is_alive"):
-                    raise JudgeError("the kernel died") from None
+                    raise self._died() from None
                 continue
             if msg["parent_header"].get("msg_id") == msg_id:
                 return
 
     def _left(self) -> float:
-        """Seconds until the cell's deadline, at most 5 (so a dead kernel is
+        """Seconds until the cell's deadline, at most 1 (so a dead kernel is
         noticed); past it the test fails."""
         left = self.deadline - time.monotonic()
         if left <= 0:  # (the caller interrupts the kernel: _abandon_loop)
             raise self.fail(OutOfTime("ran past the time limit"))
-        return min(left, 5.0)
+        return min(left, 1.0)
 
     @staticmethod
     def _run_answer(code: str):
@@ -364,6 +377,13 @@ class Judge:
                         return
         finally:
             self._held -= 1
+
+    def _died(self) -> JudgeError:
+        """The kernel is gone: the cell's verdict, whatever the test catches,
+        and no request loop is left to end (waiting for one would only run
+        the cell to its time limit)."""
+        self.looping = None
+        return self.fail(JudgeError("the kernel died"))
 
     def fail(self, err: Exception) -> Exception:
         """Note `err` as the cell's verdict (a test that catches every
@@ -416,7 +436,7 @@ class Judge:
 
     def _get(self, channel, timeout: float) -> dict:
         """The next message on `channel` (Empty after `timeout` seconds, at
-        most 5: see _left)."""
+        most 1: see _left)."""
         with self._wire():
             return channel.get_msg(timeout=timeout)
 
@@ -447,7 +467,7 @@ class Judge:
                 msg = self._get(kc.stdin_channel, self._left())
             except Empty:
                 if not self._kernel("is_alive"):
-                    raise JudgeError("the kernel died") from None
+                    raise self._died() from None
                 continue
             if msg["header"]["msg_type"] != "input_request":
                 continue
@@ -743,21 +763,13 @@ class Judge:
                     elif self.looping:
                         self.ask({"op": "forget"})
                         self.end_loop()
-        except NotData as err:
-            failure = ("NotData", str(err))
         except JudgeError as err:
             self._abandon_loop()
-            failure = (("CellTimeoutError", "the student's code ran past the time limit")
-                       if isinstance(err, OutOfTime) else
-                       ("KernelDied", "the kernel died while running this cell's calls "
-                                      "(exit, crash, or a resource limit)")
-                       if "died" in str(err) else ("JudgeError", str(err)))
+            failure = verdict(err)
         except Exception as err:  # noqa: BLE001 (a failing test, whatever it raised)
-            failure = (type(err).__name__, " ".join(str(err).split())[:2000])
-        if isinstance(self.fault, NotData):
-            failure = ("NotData", str(self.fault))
-        elif isinstance(self.fault, OutOfTime):
-            failure = ("CellTimeoutError", "the student's code ran past the time limit")
+            failure = verdict(err)
+        if self.fault is not None:  # (even where the test caught it)
+            failure = verdict(self.fault)
         outputs = []
         text = printed.getvalue()
         if text and not hidden:
