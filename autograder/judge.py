@@ -262,6 +262,11 @@ class Judge:
         self._inner = None  # the container being sent whole just now
         self.serving = 0  # callbacks of the kernel being answered, nested
         self.looping = None  # the kernel's request loop, while a test runs
+        # execute requests the kernel has finished: an input() one of them
+        # asked and nobody answered is stale, and an answer to it would be
+        # read by whichever input() the kernel is in now (ipykernel does not
+        # match answers to requests), a new loop's first one say
+        self.ended: set[str] = set()
         # when the cell's time is up: everything done for it counts, the
         # kernel's work, the traffic and the judge's own (decoding, callbacks)
         self.deadline = time.monotonic() + self.timeout
@@ -334,6 +339,7 @@ class Judge:
                     raise self._died() from None
                 continue
             if msg["parent_header"].get("msg_id") == msg_id:
+                self.ended.add(msg_id)
                 return
 
     def _left(self) -> float:
@@ -358,22 +364,28 @@ class Judge:
         still asks with the end, for at most `grace` seconds. A kernel that
         keeps asking, or ignores the interrupt, is left to GuardedExecute,
         which stops it when it does not answer."""
-        msg_id, self.looping = self.looping, None
-        if msg_id is None or self.kc is None:
-            return
-        self._held += 1  # (past the deadline already: no alarm needed)
+        # held before the loop is let go: an alarm ringing between the two
+        # (the deadline's timer fires at about the time _left fails the
+        # cell) left the loop forgotten and never interrupted, and a call
+        # that keeps running then ate the next cell's time
+        self._held += 1
         try:
+            msg_id, self.looping = self.looping, None
+            if msg_id is None or self.kc is None:
+                return
             with contextlib.suppress(Exception):
                 self._kernel("interrupt_kernel")
             until = time.monotonic() + grace
             while time.monotonic() < until:
                 with contextlib.suppress(Empty):
                     msg = self.kc.stdin_channel.get_msg(timeout=0.05)
-                    if msg["header"]["msg_type"] == "input_request":
+                    if msg["header"]["msg_type"] == "input_request" and \
+                            msg["parent_header"].get("msg_id") not in self.ended:
                         self.kc.input(json.dumps({"end": True}))
                 with contextlib.suppress(Empty):
                     reply = self.kc.shell_channel.get_msg(timeout=0.05)
                     if reply["parent_header"].get("msg_id") == msg_id:
+                        self.ended.add(msg_id)
                         return
         finally:
             self._held -= 1
@@ -469,7 +481,8 @@ class Judge:
                 if not self._kernel("is_alive"):
                     raise self._died() from None
                 continue
-            if msg["header"]["msg_type"] != "input_request":
+            if msg["header"]["msg_type"] != "input_request" or \
+                    msg["parent_header"].get("msg_id") in self.ended:
                 continue
             prompt = msg["content"].get("prompt", "")
             if type(prompt) is not str:
