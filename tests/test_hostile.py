@@ -51,6 +51,7 @@ SAMPLE = ["correct", "ast_transformer", "lying_str", "leak_hidden",
           "link_assignment", "link_inside", "named_pipe", "ignore_interrupt",
           "notebook_output_flood", "too_many_cells", "judge_object_by_name", "exit_when_called",
           "judge_huge_array", "judge_callback_flood", "judge_code_execution",
+          "twin_by_other_name", "blank_part_a", "blank_part_d",
           "foreign_labels"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 

@@ -3,9 +3,12 @@ score and the problems.csv lines each must get.
 
     python autograder/testbed/hostile/make_hostile.py
 
-The assignment is a three-part notebook of its own (source/hostile/tiny.ipynb
-here, 8 points: A 2+1, B 2+1, C 2), small so that the whole class grades in
-about a minute. Every case starts from the release nbgrader makes of it and
+The assignment is a five-part notebook of its own (source/hostile/tiny.ipynb
+here, 13 points: A 2+1, B 2+1, C 2, D 2+1, E 1+1), small so that the whole
+class grades in about a minute. Part D has a twin in ragkit under another
+name (split_sentences, judge.TWINS); Part E builds on Parts A and D, and its
+tests call it with the reference's A and D swapped in, so a slip in A or D
+costs points only there. Every case starts from the release nbgrader makes of it and
 changes it the way an attacker, or a careless student, would. The output is
 committed: source/, submissions/<case>/hostile/ and expected.csv. The cases
 in AT_TEST_TIME are not: `at_test_time` writes them when the test runs (a
@@ -38,7 +41,7 @@ from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: 
 
 ASSIGNMENT = "hostile"
 NOTEBOOK = "tiny.ipynb"
-POINTS = {"a": 3.0, "b": 3.0, "c": 2.0}  # per part: visible + hidden
+POINTS = {"a": 3.0, "b": 3.0, "c": 2.0, "d": 3.0, "e": 2.0}  # per part: visible + hidden
 FULL = sum(POINTS.values())
 PORT = 47613  # the test listens here on the grader's loopback
 BIG_MB = 200
@@ -119,6 +122,43 @@ def master() -> nbformat.NotebookNode:
              "tiny_c", "solution"),
         code('got = shout("hi")\nassert got == "HI!", f"expected \'HI!\', got {got!r}"',
              "tiny_test_c", "test", 2),
+        text("## Part D (3 points)\n\n`split_into_sentences(text)` cuts `text` after "
+             "every `.`, `!` or `?` that whitespace follows; each sentence is "
+             "stripped, and empty ones are dropped.", "part-d"),
+        code("import re\n\ndef split_into_sentences(text):\n    ### BEGIN SOLUTION\n"
+             "    pieces = re.split(r\"(?<=[.!?])\\s+\", text)\n"
+             "    return [p.strip() for p in pieces if p.strip()]\n    ### END SOLUTION",
+             "tiny_d", "solution"),
+        code('got = split_into_sentences("Book a slot. Bring goggles!  Done")\n'
+             'assert got == ["Book a slot.", "Bring goggles!", "Done"], got',
+             "tiny_test_d", "test", 2),
+        code('"""(hidden) split_into_sentences agrees with the package"""\n'
+             'split_into_sentences("a")\n### BEGIN HIDDEN TESTS\nREF = fresh()\n'
+             'for sample in ["", "  ", "Wait... what? Yes", "e.g. this. Or\\nthat!"]:\n'
+             '    assert split_into_sentences(sample) == REF.text.split_sentences(sample), '
+             'sample\n### END HIDDEN TESTS',
+             "tiny_hidden_d", "test", 1),
+        text("## Part E (2 points)\n\n`sentence_sizes(text)` returns the `word_count` "
+             "of each sentence `split_into_sentences` finds in `text`, in order. Its "
+             "tests use the reference's Parts A and D, so a slip there costs "
+             "points only there.", "part-e"),
+        code("def sentence_sizes(text):\n    ### BEGIN SOLUTION\n"
+             "    return [word_count(s) for s in split_into_sentences(text)]\n"
+             "    ### END SOLUTION", "tiny_e", "solution"),
+        code('REF = fresh()\n'
+             'with using(globals(), word_count=lambda t: len(REF.text.tokenize(t)),\n'
+             '           split_into_sentences=REF.text.split_sentences):  # A, D not re-graded\n'
+             '    got = sentence_sizes("Laser cutters need a booking. Ask staff!")\n'
+             'assert got == [4, 2], f"expected [4, 2], got {got!r}"',
+             "tiny_test_e", "test", 1),
+        code('"""(hidden) sentence_sizes on more texts"""\nREF = fresh()\n'
+             'with using(globals(), word_count=lambda t: len(REF.text.tokenize(t)),\n'
+             '           split_into_sentences=REF.text.split_sentences):\n'
+             '    sentence_sizes("a")\n### BEGIN HIDDEN TESTS\n'
+             '    for sample in ["", "One. Two three!", "The 3D printer jams. Call us? Yes"]:\n'
+             '        want = [len(REF.text.tokenize(x)) for x in REF.text.split_sentences(sample)]\n'
+             '        assert sentence_sizes(sample) == want, sample\n### END HIDDEN TESTS',
+             "tiny_hidden_e", "test", 1),
     ]
     return nb
 
@@ -357,6 +397,11 @@ ATTACKS = {
                              "    pass\nanswer = -1 if found else len(tokenize(TEXT))\n"
                              "\'\'\'\n\n\ndef word_count(text):\n"
                              "    return PROBE.replace('TEXT', repr(text))"),
+    # Part D's answer from ragkit's function of another name (judge.TWINS):
+    # the part scores 0 and the feedback names the function that ran
+    "twin_by_other_name": ("tiny_d", "from ragkit.text import split_sentences\n\n"
+                           "def split_into_sentences(text):\n"
+                           "    return split_sentences(text)"),
 }
 
 # which parts each attack should cost; "died_in" = the part whose cell kills
@@ -367,9 +412,13 @@ LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "patch_ragkit": "a", "lying_equality": "a", "ast_transformer": "a",
         "pre_run_hook": "a", "displayhook_call": "a", "lying_lambda_eq": "a",
         "lying_str": "c", "judge_object_by_name": "a", "judge_huge_array": "a",
-        "judge_callback_flood": "a"}
+        "judge_callback_flood": "a", "twin_by_other_name": "d"}
 # cheats that pass part A's visible test and lose only its hidden point
 HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a", "patch_fresh_code": "a"}
+# attacks on the kernel's own machinery that break Part E's tests too: its
+# calls reach the kernel's copy of the reference (patch_fresh_code broke
+# it) and its answers are ints (which judge_huge_array inflates)
+ALSO_LOST = {"patch_fresh_code": "e", "judge_huge_array": "e"}
 DIED_IN = {"os_exit": "b", "segfault": "b", "kernel_killed": "b", "output_flood": "a",
            "ignore_interrupt": "a", "exit_when_called": "a", "hang_when_called": "a"}
 # what the grader must write down for each (besides nothing)
@@ -392,10 +441,15 @@ NOTES = {
                          "the kernel was stopped, later cells scored 0"],
     "exit_when_called": [f"{NB}: cell 'tiny_test_a' killed the kernel; later cells scored 0"],
     **{case: [f"{NB}: cell '{gid}' answered with something that is not plain data; "
-              "scored 0" for gid in ("tiny_test_a", "tiny_hidden_a")]
-       for case in ("judge_object_by_name", "judge_huge_array")},
+              "scored 0" for gid in cells]
+       for case, cells in (("judge_object_by_name", ("tiny_test_a", "tiny_hidden_a")),
+                           ("judge_huge_array", ("tiny_test_a", "tiny_hidden_a",
+                                                 "tiny_test_e", "tiny_hidden_e")))},
     "judge_callback_flood": [f"{NB}: cell '{gid}' ran past the time limit"
                              for gid in ("tiny_test_a", "tiny_hidden_a")],
+    "twin_by_other_name": [f"{NB}: cell '{gid}' tests a function that runs ragkit's own "
+                           "twin of the piece it builds; scored 0"
+                           for gid in ("tiny_test_d", "tiny_hidden_d")],
     "hang_when_called": [f"{NB}: cell 'tiny_test_a' ran past the time limit",
                          f"{NB}: cell 'tiny_test_a' ignored the interrupt at its time limit; "
                          "the kernel was stopped, later cells scored 0"],
@@ -409,9 +463,10 @@ def score_after(case: str) -> float:
     if case in DIED_IN:
         parts = list(POINTS)
         return sum(POINTS[p] for p in parts[:parts.index(DIED_IN[case])])
+    score = FULL - POINTS[ALSO_LOST[case]] if case in ALSO_LOST else FULL
     if case in HIDDEN_LOST:
-        return FULL - 1.0  # every part's hidden test is worth 1 point
-    return FULL - POINTS[LOST[case]] if case in LOST else FULL
+        return score - 1.0  # every part's hidden test is worth 1 point
+    return score - POINTS[LOST[case]] if case in LOST else score
 
 
 def build(out: Path = HERE) -> list[dict]:
@@ -443,6 +498,10 @@ def build(out: Path = HERE) -> list[dict]:
         return copy
 
     write("correct", FULL, [], {NOTEBOOK: filled()})
+    # one slip costs once: Part E's tests swap in the reference's A and D
+    for part in ("a", "d"):
+        stub = {f"tiny_{part}": cell(blank, f"tiny_{part}").source}
+        write(f"blank_part_{part}", FULL - POINTS[part], [], {NOTEBOOK: filled(**stub)})
     for case, (gid, src) in ATTACKS.items():
         write(case, score_after(case), NOTES.get(case, []), {NOTEBOOK: filled(**{gid: src})})
 
@@ -533,9 +592,9 @@ def build(out: Path = HERE) -> list[dict]:
         flood.id = f"flood-{i}"
         nb.cells.insert(at + i, flood)
     # the cell in which the notebook's output passes its cap stops the
-    # kernel: part C (after it) scores 0, parts A and B (before it) keep theirs
+    # kernel: parts C to E (after it) score 0, parts A and B (before it) keep theirs
     stopped = at + FLOOD_CELLS - 1
-    write("notebook_output_flood", FULL - POINTS["c"],
+    write("notebook_output_flood", POINTS["a"] + POINTS["b"],
           [f"{NB}: cell {stopped} printed past the notebook's output limit",
            f"{NB}: cell {stopped} killed the kernel; later cells scored 0"], {NOTEBOOK: nb})
     nb = filled()
