@@ -6,7 +6,8 @@ another part asks for, the call must sit inside `with using(globals(),
 that_function=reference)`, so a blank or broken earlier part is not
 charged a second time here. A test cell that uses another part's function
 itself must swap it too. This file reads every master's cells (lab,
-project) and fails on any such use outside the swap; no kernel runs.
+project, the hostile class) and fails on any such use outside the swap;
+no kernel runs.
 
 The dependencies are read from the masters' solutions: which of the
 student's functions each solution function names.
@@ -25,7 +26,9 @@ sys.path.insert(0, str(ROOT / "autograder"))
 from judge import transform  # noqa: E402
 from rag_feedback import nbgrader_meta, parts_of  # noqa: E402
 
-MASTERS = sorted((ROOT / "source").glob("*/*.ipynb"))
+# the course's masters, and the hostile class's (whose Part E builds on A and D)
+MASTERS = sorted((ROOT / "source").glob("*/*.ipynb")) + sorted(
+    (ROOT / "autograder" / "testbed" / "hostile" / "source").glob("*/*.ipynb"))
 
 
 def tree(source: str) -> ast.Module:
