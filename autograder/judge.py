@@ -125,6 +125,10 @@ class OutOfTime(JudgeError):
     """The cell's time limit passed (the kernel's time and the judge's own)."""
 
 
+class KernelDied(JudgeError):
+    """The kernel exited, crashed or was killed during the cell's calls."""
+
+
 class NotData(Exception):
     """The kernel's answer is not data this grader decodes."""
 
@@ -238,10 +242,11 @@ def verdict(err: Exception) -> tuple[str, str]:
         return "NotData", str(err)
     if isinstance(err, OutOfTime):
         return "CellTimeoutError", "the student's code ran past the time limit"
+    if isinstance(err, KernelDied):
+        return "KernelDied", ("the kernel died while running this cell's calls "
+                              "(exit, crash, or a resource limit)")
     if isinstance(err, JudgeError):
-        return (("KernelDied", "the kernel died while running this cell's calls "
-                               "(exit, crash, or a resource limit)")
-                if "died" in str(err) else ("JudgeError", str(err)))
+        return "JudgeError", str(err)
     return type(err).__name__, " ".join(str(err).split())[:2000]
 
 
@@ -395,7 +400,7 @@ class Judge:
         and no request loop is left to end (waiting for one would only run
         the cell to its time limit)."""
         self.looping = None
-        return self.fail(JudgeError("the kernel died"))
+        return self.fail(KernelDied("the kernel died"))
 
     def fail(self, err: Exception) -> Exception:
         """Note `err` as the cell's verdict (a test that catches every

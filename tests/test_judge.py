@@ -375,3 +375,18 @@ def test_the_judge_never_takes_a_kept_value_from_the_kernel(answer):
     decoder refuses them, as it refuses any other tag it does not know."""
     with pytest.raises(ValueError):
         wire.Decoder(judge.Judge(None, [], str(ROOT)).resolve)(answer)
+
+
+def test_what_a_test_raised_becomes_one_error_line_named_for_the_student():
+    """judge.verdict: the grader's own failures keep names of their own (a
+    time limit, a dead kernel, an answer that is not data), so
+    release_check can word problems.csv for each; anything else is the
+    test's own exception, its message on one line."""
+    assert judge.verdict(judge.OutOfTime("x"))[0] == "CellTimeoutError"
+    died = judge.verdict(judge.KernelDied("the kernel died"))
+    assert died[0] == "KernelDied" and "while running" in died[1]
+    assert judge.verdict(judge.JudgeError("no reply")) == ("JudgeError", "no reply")
+    assert judge.verdict(judge.NotData("too deep")) == ("NotData", "too deep")
+    assert judge.verdict(AssertionError("expected 4,\n got 5")) == (
+        "AssertionError", "expected 4, got 5")
+    assert len(judge.verdict(ValueError("v" * 5000))[1]) == 2000
