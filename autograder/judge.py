@@ -781,10 +781,9 @@ class Judge:
                     elif self.looping:
                         self.ask({"op": "forget"})
                         self.end_loop()
-        except JudgeError as err:
-            self._abandon_loop()
-            failure = verdict(err)
         except Exception as err:  # noqa: BLE001 (a failing test, whatever it raised)
+            if isinstance(err, JudgeError):
+                self._abandon_loop()
             failure = verdict(err)
         if self.fault is not None:  # (even where the test caught it)
             failure = verdict(self.fault)

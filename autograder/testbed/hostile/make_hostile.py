@@ -8,12 +8,12 @@ here, 13 points: A 2+1, B 2+1, C 2, D 2+1, E 1+1), small so that the whole
 class grades in about a minute. Part D has a twin in ragkit under another
 name (split_sentences, judge.TWINS); Part E builds on Parts A and D, and its
 tests call it with the reference's A and D swapped in, so a slip in A or D
-costs points only there. Every case starts from the release nbgrader makes of it and
-changes it the way an attacker, or a careless student, would. The output is
-committed: source/, submissions/<case>/hostile/ and expected.csv. The cases
-in AT_TEST_TIME are not: `at_test_time` writes them when the test runs (a
-200 MB notebook, 20,000 files, symbolic links that point out of the
-repository, a named pipe: nothing git should hold).
+costs points only there. Every case starts from the release nbgrader makes
+of it and changes it the way an attacker, or a careless student, would.
+The output is committed: source/, submissions/<case>/hostile/ and
+expected.csv. The cases in AT_TEST_TIME are not: `at_test_time` writes them
+when the test runs (a 200 MB notebook, 20,000 files, symbolic links that
+point out of the repository, a named pipe: nothing git should hold).
 tests/test_hostile.py grades the class in one batch and checks every row.
 
 A case's expected score is what a correct grader must give, worked out
