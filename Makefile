@@ -95,7 +95,7 @@ help:
 ## project, print one table (autograded, manual, total, band)
 course: $(SANDBOX)
 	$(BIN)/python tools/build.py
-	$(BIN)/python autograder/course.py grade --submissions autograder/testbed/sample_class --out autograder/work/sample_class
+	$(BIN)/python autograder/commands/course.py grade --submissions autograder/testbed/sample_class --out autograder/work/sample_class
 
 ## [maintainers] every test, as CI runs it (.ci/run)
 ## package, notebooks (nbval), nbgrader validate, staleness, grading,
@@ -114,7 +114,7 @@ build: $(STAMP)
 ## the student notebooks of release/lab, release/quiz and release/project go
 ## to my-work/<assignment>/ and the reading guide to my-work/guide/, where
 ## the notebooks' ../guide/ links look for it (never over your own copies);
-## kernels get encrypted transport, as in autograder/nbgrader_config.py, so
+## kernels get encrypted transport, as in autograder/run/nbgrader_config.py, so
 ## they start without a warning
 lab: $(STAMP)
 	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
@@ -130,7 +130,7 @@ lab: $(STAMP)
 ## tests run at grading. NB=07 (a number or a name, e.g. NB=quiz) checks one
 ## notebook of my-work/ in seconds. DETAILS=1 adds tracebacks.
 check: $(STAMP)
-	@$(BIN)/python autograder/validate.py $(if $(DETAILS),--details) \
+	@$(BIN)/python autograder/check/validate.py $(if $(DETAILS),--details) \
 	  $(if $(NB),--nb '$(NB)' my-work/$(ASSIGNMENT),my-work/$(or $(ASSIGNMENT),lab))
 
 ## [students] the course as a static site in site/, solutions folded
@@ -146,34 +146,34 @@ site: $(STAMP)
 ## the zip and what became of it goes to SUBMISSIONS/lms_collected.csv
 collect: $(STAMP)
 	@test -n "$(ZIP)" || { echo "make collect needs ZIP=path/to/the/LMS/download.zip" >&2; exit 2; }
-	$(BIN)/python autograder/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)
+	$(BIN)/python autograder/commands/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)
 
 ## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
 ## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/;
 ## DEADLINES=file.toml applies due dates, extensions and a late policy
-## (autograder/deadlines.py; kept in GRADES for make sheet)
+## (autograder/intake/deadlines.py; kept in GRADES for make sheet)
 grade: $(SANDBOX)
-	$(BIN)/python autograder/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES) \
+	$(BIN)/python autograder/commands/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES) \
 	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] mark the project's written answers (GRADES=dir)
 ## in nbgrader's formgrader (GRADES=autograder/work/sample_class for the
 ## sample class after make course)
 formgrader: $(STAMP)
-	$(BIN)/python autograder/course.py formgrader --out $(GRADES)
+	$(BIN)/python autograder/commands/course.py formgrader --out $(GRADES)
 
 ## [instructors] the grade sheet again, with the manual marks so far
 ## (GRADES=dir; LMS=canvas also writes grade_sheet_canvas.csv for Canvas's
 ## gradebook import, ROSTER=csv with student,name,sis_id,section)
 sheet: $(STAMP)
-	$(BIN)/python autograder/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER)) \
+	$(BIN)/python autograder/commands/course.py sheet --out $(GRADES) $(if $(LMS),--lms $(LMS)) $(if $(ROSTER),--roster $(ROSTER)) \
 	  $(if $(DEADLINES),--deadlines $(DEADLINES))
 
 ## [instructors] feedback pages again, with the manual marks (GRADES=dir)
 ## the project's pages (and any assignment with a mark a person entered) go
 ## to GRADES/<assignment>/feedback/, replacing the autograde-time pages
 feedback: $(STAMP)
-	$(BIN)/python autograder/course.py feedback --out $(GRADES)
+	$(BIN)/python autograder/commands/course.py feedback --out $(GRADES)
 
 ## [instructors] dist/rag-course-student.zip: the copy students get
 ## in a graded course (hand this out, not the repository): release/, ragkit,

@@ -55,7 +55,7 @@ for _sbin in ("/usr/sbin", "/sbin"):
         os.environ["PATH"] = os.environ.get("PATH", "/usr/bin:/bin") + os.pathsep + _sbin
 
 ROOT = HUB.parent
-COURSE_ID = "rag-building-blocks"  # autograder/nbgrader_config.py's course id
+COURSE_ID = "rag-building-blocks"  # autograder/run/nbgrader_config.py's course id
 PREFIX = Path("/opt/rag-course-hub")
 EXCHANGE = Path("/srv/nbgrader/exchange")
 STATE = Path("/srv/rag-course-hub")
@@ -340,7 +340,7 @@ def ensure_runtime(prefix: Path = PREFIX, quiet: bool = False) -> Path:
     files = {f"course/{k}": v for k, v in course_files().items()}
     files.update({k: v.encode() for k, v in student_config().items()})
     for name in ("formgrader_csp.py", "formgrader_server_config.py"):
-        files[f"formgrader/{name}"] = (ROOT / "autograder" / name).read_bytes()
+        files[f"formgrader/{name}"] = (ROOT / "autograder" / "reports" / name).read_bytes()
     files["formgrader/hub_service_config.py"] = FORMGRADER_SERVICE.encode()
     digest = hashlib.sha256(b"".join(k.encode() + b"\0" + v for k, v in files.items())).hexdigest()
     if (prefix / "files.sha256").is_file() and (prefix / "files.sha256").read_text() == digest:
@@ -446,10 +446,10 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
     account = user(grader, "grader account")
     course = grades / "formgrader"
     if not (course / "gradebook.db").exists():
-        sys.path.insert(0, str(ROOT / "autograder"))
+        sys.path.insert(0, str(ROOT))
         from nbgrader.api import Gradebook
-        from nbgrader_cli import GRADER_FILES, course_folder
-        from nbgrader_main import use_alembic_head
+        from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
+        from autograder.run.nbgrader_main import use_alembic_head
 
         use_alembic_head()  # the gradebook's revision read here, not by `alembic`
         shutil.rmtree(course / "source", ignore_errors=True)

@@ -16,7 +16,7 @@ exchange, the grader account, the students' environment). In short:
   panel and Validate, with the exchange and the course id set;
 * formgrader: a hub service run by the grader account on the graded
   course (GRADES/formgrader, from `make grade`), with the pack's
-  Content-Security-Policy (autograder/formgrader_csp.py); only the group
+  Content-Security-Policy (autograder/reports/formgrader_csp.py); only the group
   formgrade-rag-building-blocks may open it (nbgrader's documented group
   and role), everyone else gets 403;
 * idle servers stop after an hour (jupyterhub-idle-culler).

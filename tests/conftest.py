@@ -42,12 +42,13 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory):
-    """autograder/course.py grade on the sample class, once per session:
+    """autograder/commands/course.py grade on the sample class, once per session:
     (the finished process, its --out folder, the class's digest before)."""
     sample = ROOT / "autograder" / "testbed" / "sample_class"
     before = tree_digest(sample)
     out = tmp_path_factory.mktemp("course")
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+    proc = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "course.py"), "grade",
                            "--submissions", str(sample), "--out", str(out)],
                           capture_output=True, text=True)
     return proc, out, before

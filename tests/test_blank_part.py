@@ -17,11 +17,11 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import mutants  # noqa: E402
-from editions import answer_code, core_edition  # noqa: E402
-from rag_feedback import nbgrader_meta, parts_of  # noqa: E402
+from autograder.scoring.editions import answer_code, core_edition  # noqa: E402
+from autograder.run.rag_feedback import nbgrader_meta, parts_of  # noqa: E402
 
 # (notebook, the solution cell left blank, edition)
 CASES = [("04_retrievers", "nb04_bm25_idf", "full"),

@@ -17,10 +17,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
-COURSE = ROOT / "autograder" / "course.py"
-sys.path.insert(0, str(ROOT / "autograder"))
-from grading_outcome import Outcome  # noqa: E402
-from results import summary_lines  # noqa: E402
+COURSE = ROOT / "autograder" / "commands" / "course.py"
+sys.path.insert(0, str(ROOT))
+from autograder.intake.grading_outcome import Outcome  # noqa: E402
+from autograder.scoring.results import summary_lines  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Due dates, extensions and the late policy (autograder/deadlines.py), and
+"""Due dates, extensions and the late policy (autograder/intake/deadlines.py), and
 how course.py puts them on the grade sheet. The hub's end-to-end run
 (tests/test_hub.py) applies a policy to real exchange timestamps."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import course  # noqa: E402
-import deadlines  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.commands import course  # noqa: E402
+from autograder.intake import deadlines  # noqa: E402
 
 POLICY = """
 [quiz]
@@ -136,7 +136,8 @@ def test_a_bad_policy_stops_grading_before_it_starts(tmp_path):
     bad = tmp_path / "deadlines.toml"
     bad.write_text("[quiz]\npenalty_per_day = 10\n")
     (tmp_path / "subs").mkdir()
-    done = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+    done = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "course.py"), "grade",
                            "--submissions", str(tmp_path / "subs"), "--out",
                            str(tmp_path / "out"), "--deadlines", str(bad)],
                           capture_output=True, text=True)

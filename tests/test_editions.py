@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
-import editions  # noqa: E402
+from autograder.scoring import editions  # noqa: E402
 from make_sample_class import fill, master_answers  # noqa: E402
-from rag_feedback import BEGIN, PART_HEADING, nbgrader_meta  # noqa: E402
+from autograder.run.rag_feedback import BEGIN, PART_HEADING, nbgrader_meta  # noqa: E402
 
 LAB = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
-GRADE = ROOT / "autograder" / "grade.py"
-VALIDATE = ROOT / "autograder" / "validate.py"
+GRADE = ROOT / "autograder" / "commands" / "grade.py"
+VALIDATE = ROOT / "autograder" / "check" / "validate.py"
 # the pipeline end to end, as issue 21 and the README's core path list it
 CORE_TASKS = {"nb03_chunk_fixed", "nb04_bm25_idf", "nb04_bm25_scores", "nb04_embed",
               "nb04_rrf", "nb05_maxsim", "nb05_maxsim_rerank", "nb06_agent_answer",

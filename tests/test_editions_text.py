@@ -15,9 +15,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import editions  # noqa: E402
-from rag_feedback import parts_of  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.scoring import editions  # noqa: E402
+from autograder.run.rag_feedback import parts_of  # noqa: E402
 
 LAB = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 BULLET = re.compile(r"^\* \*\*(Part \w+)\*\*(.*?)(?=^\* |^\s*$|\Z)", re.M | re.S)

@@ -2,7 +2,7 @@
 
 Most tests run rag_feedback.py's preprocessors on small notebooks built here,
 shaped like what `nbgrader autograde` leaves (GetGrades' score on each graded
-cell). The last one grades one submission for real with autograder/grade.py
+cell). The last one grades one submission for real with autograder/commands/grade.py
 and reads the HTML page it writes.
 """
 import html
@@ -16,9 +16,10 @@ from nbconvert.filters import markdown2html
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-from rag_feedback import (BEGIN, NO_ALT, PartSummary, RedactHiddenTests, cut_hidden,  # noqa: E402
-                          is_hidden, nbgrader_meta, parts_of)
+sys.path.insert(0, str(ROOT))
+from autograder.run.rag_feedback import (  # noqa: E402
+    BEGIN, NO_ALT, PartSummary, RedactHiddenTests, cut_hidden, is_hidden, nbgrader_meta,
+    parts_of)
 
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 HIDDEN_LINE = "assert secret_reference(3) == 9, 'cubes are not squares'"
@@ -163,7 +164,7 @@ def test_real_grading_puts_the_summary_on_top(tmp_path):
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / master.name)
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "grade.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
                            "--submissions", str(tmp_path / "subs"), "--out", str(out),
                            "--jobs", "1", "--no-report"], capture_output=True, text=True)
     assert "graded 1 of 1 students" in proc.stdout, proc.stdout + proc.stderr
@@ -204,7 +205,7 @@ def feedback_exporter_pair(template: str):
     from nbgrader.converters import GenerateFeedback
     from traitlets.config import Config
 
-    from rag_feedback import FeedbackExporter
+    from autograder.run.rag_feedback import FeedbackExporter
 
     config = Config(GenerateFeedback().config)
     config.HTMLExporter.template_name = template

@@ -20,11 +20,11 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import course  # noqa: E402
-import rag_feedback  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.commands import course  # noqa: E402
+from autograder.run import rag_feedback  # noqa: E402
 
-COURSE = ROOT / "autograder" / "course.py"
+COURSE = ROOT / "autograder" / "commands" / "course.py"
 ANSWER = "proj_memo_a"  # the project's first written answer (8 points)
 STUDENT, OTHER = "amy", "bob"
 MARK, COMMENT = 6, "Clear on where chunking helped; say what overlap cost."

@@ -46,9 +46,9 @@ from tests.test_browser import (WAIT, alive, browser, descendants, free_port,  #
                                 wait_for, wait_until_gone)
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import course  # noqa: E402
-import safe_notebook  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.commands import course  # noqa: E402
+from autograder.reports import safe_notebook  # noqa: E402
 
 HONEST, HOSTILE = "amy_honest", "zed_hostile"
 ANSWER = "proj_memo_a"  # the first written answer of the project (8 points)
@@ -194,7 +194,8 @@ def graded(tmp_path_factory) -> Path:
         nbformat.write(nb, folder / "project.ipynb")
     out = work / "grades"
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+    proc = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "course.py"), "grade",
                            "--submissions", str(work / "submitted"), "--out", str(out),
                            "--no-report"], capture_output=True, text=True)
     print(f"graded in {time.perf_counter() - start:.0f} s")
@@ -217,7 +218,7 @@ def formgrader(graded, tmp_path_factory):
                JUPYTERLAB_WORKSPACES_DIR=str(run / "workspaces"), PYTHONUNBUFFERED="1")
     log_path = run / "formgrader.log"
     log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "autograder" / "course.py"),
+    proc = subprocess.Popen([sys.executable, str(ROOT / "autograder" / "commands" / "course.py"),
                              "formgrader", "--out", str(graded), "--port", str(port)],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
@@ -339,7 +340,7 @@ def test_manage_assignments_lists_every_submission(browser, formgrader, shots):
 def test_the_rest_of_the_server_allows_only_its_own_inline_scripts(formgrader):
     """JupyterLab and Notebook pages: a policy without 'unsafe-inline' whose
     hashes cover exactly the inline scripts those pages hold (so they work)."""
-    import formgrader_csp
+    from autograder.reports import formgrader_csp
 
     base, token, _ = formgrader
     for page in ("/lab", "/tree"):
@@ -471,7 +472,8 @@ def test_a_mark_typed_in_the_formgrader_reaches_the_grade_sheet(browser, formgra
     shot(driver, shots, "6-honest-marked.png")
     assert complaints(console(driver)) == []
 
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "sheet",
+    proc = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "course.py"), "sheet",
                            "--out", str(graded)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = pd.read_csv(graded / "grade_sheet.csv").set_index("student")

@@ -1,6 +1,7 @@
-"""The grader's modules import one another in one direction: no module
-reaches itself through the modules it imports, counting the imports made
-inside functions (which only put a circle off until it is run)."""
+"""The grader's modules live in the rooms autograder/README.md lists, one
+folder each, and import one another in one direction: no module reaches
+itself through the modules it imports, counting the imports made inside
+functions (which only put a circle off until it is run)."""
 import ast
 from pathlib import Path
 
@@ -8,17 +9,34 @@ GRADER = Path(__file__).resolve().parents[1] / "autograder"
 
 
 def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The grader's modules that `path` imports, by their names: through
+    the package (`from autograder.run import judge`,
+    `from autograder.run.judge import X`) or, from a file that puts its own
+    folder on the path, by their bare name."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[0] for alias in node.names}
+            found |= {alias.name.split(".")[-1] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module.split(".")[0])
+            found.add(node.module.split(".")[-1])
+            found |= {alias.name for alias in node.names}
     return (found & modules) - {path.stem}
 
 
 def modules() -> dict[str, Path]:
-    return {p.stem: p for p in GRADER.glob("*.py")}
+    """Every module of the package's rooms, by name (the testbed is not a room)."""
+    found = {}
+    for path in GRADER.glob("*/*.py"):
+        if path.parent.name != "testbed" and path.name != "__init__.py":
+            assert path.stem not in found, f"two modules named {path.stem}"
+            found[path.stem] = path
+    return found
+
+
+def test_the_rooms_are_folders_with_nothing_left_beside_them():
+    assert {p.name for p in GRADER.glob("*.py")} == {"__init__.py"}
+    for heading, folder, _ in rooms():
+        assert (GRADER / folder / "__init__.py").is_file(), f"{heading}: no {folder}/ package"
 
 
 def test_no_module_of_the_grader_imports_itself_in_a_circle():
@@ -44,8 +62,9 @@ def test_no_module_of_the_grader_imports_itself_in_a_circle():
     assert not circles, f"imports that come back to where they started: {circles}"
 
 
-def rooms() -> list[tuple[str, set[str]]]:
-    """autograder/README.md's rooms, in order: (heading, module names)."""
+def rooms() -> list[tuple[str, str, set[str]]]:
+    """autograder/README.md's rooms, in order: (heading, its folder, module
+    names)."""
     text = (GRADER / "README.md").read_text(encoding="utf-8")
     section = text.split("\n## Rooms\n", 1)[1].split("\n### Beside the rooms", 1)[0]
     found = []
@@ -57,7 +76,8 @@ def rooms() -> list[tuple[str, set[str]]]:
                 first = line.split("|")[1]
                 names |= {part.strip(" `")[:-3] for part in first.split(",")
                           if part.strip(" `").endswith(".py")}
-        found.append((heading, names))
+        folder = heading.split("`")[1].rstrip("/") if "`" in heading else ""
+        found.append((heading, folder, names))
     return found
 
 
@@ -66,10 +86,12 @@ def test_every_module_is_in_one_room_and_imports_only_upwards():
     listed = rooms()
     assert len(listed) >= 5, listed
     room_of: dict[str, int] = {}
-    for index, (heading, names) in enumerate(listed):
+    for index, (heading, folder, names) in enumerate(listed):
         for name in names:
             assert name not in room_of, f"{name}.py is in two rooms"
             room_of[name] = index
+            assert name not in paths or paths[name].parent.name == folder, (
+                f"{name}.py is in {paths[name].parent.name}/, its room is {folder}/")
     assert set(room_of) == set(paths), (
         f"not in a room: {sorted(set(paths) - set(room_of))}; "
         f"in a room but gone: {sorted(set(room_of) - set(paths))}")

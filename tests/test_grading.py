@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
-GRADE = ROOT / "autograder" / "grade.py"
-sys.path.insert(0, str(ROOT / "autograder"))
+GRADE = ROOT / "autograder" / "commands" / "grade.py"
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
 
@@ -175,7 +175,7 @@ def test_rerun_into_its_own_output_folder_works(graded, tmp_path):
 
 # --- the whole course: quiz, project, one gradebook, the grade sheet ----------
 
-import course  # noqa: E402  (autograder/course.py)
+from autograder.commands import course  # noqa: E402  (autograder/commands/course.py)
 
 OWN_ASSIGNMENTS = ("quiz", "project")
 
@@ -273,8 +273,8 @@ def test_one_table_for_the_course_while_manual_grades_are_pending(graded_course)
     assert ada["project manual"] == course.PENDING == ada["project band"]
     assert float(ada["project auto"]) == expected_auto("project")["ada_complete"]
     assert float(ada["quiz"]) == expected_auto("quiz")["ada_complete"]
-    # the lab's core path and extensions, apart (autograder/editions.py)
-    import editions
+    # the lab's core path and extensions, apart (autograder/scoring/editions.py)
+    from autograder.scoring import editions
 
     core = sum(editions.points_by_path(nbformat.read(m, as_version=4))[editions.CORE]
                for m in MASTERS)

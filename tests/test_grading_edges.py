@@ -87,8 +87,8 @@ def test_a_broken_submission_does_not_stop_the_class(tmp_path):
 def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
     """Under the grader's bubblewrap, code writes only its own scratch folder,
     sees none of the repository but ragkit/ and data/, and has no network."""
-    from grade import ROOT
-    from nbgrader_run import sandbox
+    from autograder.commands.grade import ROOT
+    from autograder.commands.nbgrader_run import sandbox
 
     course = tmp_path / "work" / "mallory"
     course.mkdir(parents=True)
@@ -145,8 +145,8 @@ def test_an_endless_loop_costs_only_its_own_tests(tmp_path):
 def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
     """The master's own corpus is never released; a submission holding any
     of its files is listed for a human, and a student's own corpus is not."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "autograder"))
-    import release_check
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from autograder.scoring import release_check
 
     root = Path(__file__).resolve().parents[1]
     master = release_check.own_files(root / "source" / "project")
@@ -165,7 +165,7 @@ def test_a_project_corpus_copied_from_the_master_is_reported(tmp_path):
 # --- links, odd student ids, a crash, spreadsheet formulas -------------------
 
 HOSTILE = Path(__file__).resolve().parents[1] / "autograder" / "testbed" / "hostile"
-COURSE = Path(__file__).resolve().parents[1] / "autograder" / "course.py"
+COURSE = Path(__file__).resolve().parents[1] / "autograder" / "commands" / "course.py"
 FORMULA = '=HYPERLINK("evil.example?leak","click me")'  # a file name: no slash
 
 
@@ -181,7 +181,7 @@ def hostile_expected() -> dict[str, tuple[float, list[str]]]:
 def test_linked_student_and_assignment_folders_are_refused(tmp_path):
     """`mallory -> source/` and `eve/lab -> source/lab` would hand in the
     masters (full marks); neither is followed: each scores 0 with one line."""
-    import intake
+    from autograder.intake import intake
 
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -277,7 +277,7 @@ def test_folder_names_that_are_not_ids_are_refused_and_shown_escaped(odd_class):
     """Quotes, <>, spaces, non-ASCII, a leading dot or dash, a formula, 65
     characters: not graded, one escaped line each, in problems.csv and the
     printed summary; the exit status says a student has no grade."""
-    import intake
+    from autograder.intake import intake
 
     proc, out = odd_class["proc"], odd_class["out"] / "hostile"
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -307,7 +307,7 @@ def test_no_csv_cell_is_a_spreadsheet_formula(odd_class):
     neutralised; numbers are still numbers."""
     import csv
 
-    import safe_csv
+    from autograder.scoring import safe_csv
 
     files = sorted(odd_class["out"].rglob("*.csv"))
     names = {str(p.relative_to(odd_class["out"])) for p in files}
@@ -333,7 +333,7 @@ def test_no_csv_cell_is_a_spreadsheet_formula(odd_class):
 
 def test_safe_csv_cells():
     """The one helper: formulas become text, numbers stay numbers."""
-    import safe_csv
+    from autograder.scoring import safe_csv
 
     cell = safe_csv.cell
     assert [cell(v) for v in ("=1+1", "+1+1", "@SUM(A1)", "\t=x", "\r=x", "-1+1",
@@ -475,7 +475,7 @@ def test_a_redefined_test_helper_is_named_and_an_import_of_the_same_is_not():
     master's locked cells (here the project's `evaluate`, which its visible
     test of Part B calls) is named in problems.csv; importing the very same
     object again, or binding a task's own name, is not."""
-    import release_check
+    from autograder.scoring import release_check
 
     root = Path(__file__).resolve().parents[1]
     helpers = release_check.test_helpers(root / "source" / "project" / "project.ipynb")

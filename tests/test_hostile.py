@@ -145,6 +145,18 @@ def test_hostile_class_is_current(tmp_path):
     assert (tmp_path / "expected.csv").read_text() == (HOSTILE / "expected.csv").read_text()
 
 
+def test_the_readmes_count_the_class_as_it_is():
+    """The numbers the two READMEs give for the hostile class are counted
+    here: its submissions and the sample make test grades."""
+    with (HOSTILE / "expected.csv").open() as fh:
+        cases = len(list(csv.DictReader(fh)))
+    top = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    grader = " ".join((ROOT / "autograder" / "README.md").read_text(encoding="utf-8").split())
+    assert f"`autograder/testbed/hostile/` holds {cases} submissions" in top
+    assert f"`make test` a sample of {len(SAMPLE)}." in top
+    assert f"a five-part assignment and {cases} submissions" in grader
+
+
 def test_the_batch_finishes_and_grades_everyone(batch):
     """No bomb stops the class: every student is graded, the run exits 0."""
     cases = expected()

@@ -396,7 +396,8 @@ def test_the_instructor_collects_and_grades_with_the_late_policy(term):
     policy.write_text(f"[quiz]\ndue = {due.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
                       "penalty_per_day = 10\nmax_penalty = 30\n")
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "grade",
+    done = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "course.py"), "grade",
                            "--submissions", str(submitted), "--out", str(term["grades"]),
                            "--deadlines", str(policy)], capture_output=True, text=True,
                           timeout=300)
@@ -450,7 +451,8 @@ def test_formgrader_is_the_graders_service_and_a_student_gets_403(term, hub_brow
                 data=json.dumps({"manual_score": 0.5, "extra_credit": 0}))
     assert done.status_code == 200, done.text[:500]
     # the mark reaches the grade sheet; the late penalty still applies
-    sheet = subprocess.run([sys.executable, str(ROOT / "autograder" / "course.py"), "sheet",
+    sheet = subprocess.run([sys.executable,
+                            str(ROOT / "autograder" / "commands" / "course.py"), "sheet",
                             "--out", str(term["grades"])], capture_output=True, text=True)
     assert sheet.returncode == 0, sheet.stderr[-2000:]
     import pandas as pd

@@ -1,6 +1,6 @@
 """The judge's wire format and its choice of cells, without a kernel.
 
-The judge (autograder/judge.py) is exercised for real by every grading test;
+The judge (autograder/run/judge.py) is exercised for real by every grading test;
 here are the properties its verdicts rest on: an answer crosses as plain
 data of the built-in types whatever class it came in, what is not data does
 not cross, and the cells the judge copies are the ones the tests need.
@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import judge  # noqa: E402
-import judge_kernel as wire  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.run import judge  # noqa: E402
+from autograder.run import judge_kernel as wire  # noqa: E402
 
 from ragkit.chunking import chunk_documents  # noqa: E402
 from ragkit.corpus import load_documents  # noqa: E402
@@ -241,7 +241,7 @@ def test_two_threads_can_parse_at_once():
     called from two threads while the collector runs finalisers, raises
     'AST constructor recursion depth mismatch' (CI met it); the grader's
     parse must not."""
-    from python_tree import parse
+    from autograder.run.python_tree import parse
 
     source = "\n".join(f"def f{i}(x):\n    return [[(a, b) for a in x] for b in ({{1: 2}},)]"
                        for i in range(150))
@@ -271,7 +271,7 @@ def test_a_fault_of_the_judge_costs_that_cell_only(tmp_path, monkeypatch):
     tiny_test_a) fails that cell with GraderFault and a problems line; the
     other cells of the notebook are still judged, and pass."""
     import nbformat
-    from release_check import limits_hit
+    from autograder.scoring.release_check import limits_hit
     sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
     import mutants
 

@@ -1,5 +1,5 @@
 """An LMS bulk download becomes a submissions folder through nbgrader's
-zip_collect (autograder/lms_collect.py), and what it collects grades."""
+zip_collect (autograder/commands/lms_collect.py), and what it collects grades."""
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import lms_collect  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.commands import lms_collect  # noqa: E402
 
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 RELEASED = lms_collect.released_notebooks(ROOT / "release")
@@ -82,7 +82,8 @@ def collected(canvas_zip, tmp_path_factory):
     (out / "smithjane" / "lab").mkdir(parents=True)
     shutil.copy(SAMPLE / "ada_complete" / "lab" / "07_measuring.ipynb",
                 out / "smithjane" / "lab" / "07_measuring.ipynb")
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "lms_collect.py"),
+    proc = subprocess.run([sys.executable,
+                           str(ROOT / "autograder" / "commands" / "lms_collect.py"),
                            "--zip", str(canvas_zip), "--submissions", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -119,7 +120,8 @@ def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
     own = tmp_path / "submitted"
     (own / "smithjane" / "quiz").mkdir(parents=True)
     (own / "smithjane" / "quiz" / "quiz.ipynb").write_text("{}")
-    clash = subprocess.run([sys.executable, str(ROOT / "autograder" / "lms_collect.py"),
+    clash = subprocess.run([sys.executable,
+                            str(ROOT / "autograder" / "commands" / "lms_collect.py"),
                             "--zip", str(canvas_zip), "--submissions", str(own)],
                            capture_output=True, text=True)
     assert clash.returncode == 2 and "smithjane/quiz" in clash.stderr
@@ -131,7 +133,7 @@ def test_collected_work_grades(collected, tmp_path):
     """The quiz smithjane resubmitted finished gets full marks: the grader
     reads what collect wrote."""
     out, _ = collected
-    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "grade.py"),
+    proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
                            "--submissions", str(out), "--assignment", "quiz",
                            "--out", str(tmp_path / "quiz"), "--no-report"],
                           capture_output=True, text=True)

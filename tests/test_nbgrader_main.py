@@ -1,4 +1,4 @@
-"""autograder/nbgrader_main.py: nbgrader's commands with a new gradebook's
+"""autograder/run/nbgrader_main.py: nbgrader's commands with a new gradebook's
 schema revision read in-process give the gradebook nbgrader's own way gives."""
 import functools
 import sqlite3
@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-from nbgrader_cli import BIN, course_folder, nbgrader_command, nbgrader_env  # noqa: E402
-from nbgrader_main import alembic_head  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.run.nbgrader_cli import (  # noqa: E402
+    BIN, course_folder, nbgrader_command, nbgrader_env)
+from autograder.run.nbgrader_main import alembic_head  # noqa: E402
 
 
 @functools.cache

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-WATCH = ROOT / "autograder" / "ragkit_watch.py"
+WATCH = ROOT / "autograder" / "run" / "ragkit_watch.py"
 
 # run first in each script: ragkit_watch (argv[1]) as the kernel loads it
 INSTALL = r'''
@@ -138,9 +138,8 @@ print(json.dumps(ran))
 
 
 def test_every_other_route_to_a_tasks_answer_is_forbidden():
-    import importlib
-    sys.path.insert(0, str(ROOT / "autograder"))
-    twins = importlib.import_module("judge").TWINS
+    sys.path.insert(0, str(ROOT))
+    from autograder.run.judge import TWINS as twins
     ran = run_counted(ROUTES)
     broken = {task: names for task, names in ran.items() if isinstance(names, str)}
     assert not broken, broken

@@ -170,12 +170,12 @@ def student_imports() -> set[str]:
             else:  # an import the text asks students to run
                 for code in re.findall(r"`((?:from|import) [\w. ,]+)`", cell.source):
                     todo |= imported_modules(code)
-    tooling = [*local_imports(ROOT, "autograder/validate.py"),
+    tooling = [*local_imports(ROOT, "autograder/check/validate.py"),
                *local_imports(ROOT, "tools/student_bundle/hand_in.py"),
                "tools/requirements.py"]
     for rel in tooling:
         todo |= imported_modules((ROOT / rel).read_text(encoding="utf-8"))
-    local = {Path(rel).stem for rel in tooling}
+    local = {Path(rel).stem for rel in tooling} | {"autograder"}  # the package they ship in
     seen, top = set(), set()
     while todo:
         name = todo.pop()

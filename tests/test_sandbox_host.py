@@ -23,9 +23,9 @@ from nbformat.v4 import new_notebook
 
 from tests.test_grading import ROOT, run_grader
 
-sys.path.insert(0, str(ROOT / "autograder"))
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed" / "hostile"))
-import kernel_sandbox  # noqa: E402
+from autograder.run import kernel_sandbox  # noqa: E402
 from make_hostile import code, text  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -16,9 +16,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import similarity  # noqa: E402
-from editions import answer_code  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.scoring import similarity  # noqa: E402
+from autograder.scoring.editions import answer_code  # noqa: E402
 
 NB = "04_retrievers.ipynb"
 SAM = '''def bm25_scores(query, texts, k1=1.5, b=0.75):

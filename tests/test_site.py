@@ -36,7 +36,8 @@ from tests.test_quiz import leaks as quiz_leaks
 from tests.test_student_bundle import (HIDDEN, MASTERS, master_lines, meaningful,
                                        regions, secrets)  # noqa: F401 (a fixture)
 from tools import site as site_tool
-from rag_feedback import docstring  # noqa: E402 (tools.site put autograder/ on the path)
+from autograder.run.rag_feedback import (  # noqa: E402 (tools.site put autograder/ on the path)
+    docstring)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tools" / "site.py"

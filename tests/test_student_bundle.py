@@ -78,9 +78,9 @@ def test_instructor_material_stays_out(bundle, path):
 def test_autograder_holds_the_checker_and_no_grading_scripts(bundle):
     """validate.py, what it imports and the nbgrader settings; nothing the
     instructor grades with."""
-    names = {p.name for p in (bundle[1] / "autograder").iterdir()}
+    names = {p.name for p in (bundle[1] / "autograder").rglob("*.py")}
     assert {"validate.py", "nbgrader_cli.py", "nbgrader_config.py",
-            "rag_feedback.py"} <= names, names
+            "rag_feedback.py", "__init__.py"} <= names, names
     graders = {"grade.py", "course.py", "make_sample_class.py", "mutants.py",
                "report.py"}
     assert not names & graders, f"grading scripts packed: {names & graders}"
@@ -97,7 +97,7 @@ def test_set_up_and_package_files_are_there(bundle):
         assert (folder / name).is_file(), f"{name} is missing"
     # the Validate button reads the course's own nbgrader settings
     assert (folder / "jupyter-config/nbgrader_config.py").read_bytes() == (
-        ROOT / "autograder/nbgrader_config.py").read_bytes()
+        ROOT / "autograder/run/nbgrader_config.py").read_bytes()
     assert not list(folder.rglob("__pycache__")), "caches were packed"
     packed = {p.name for p in (folder / "ragkit").glob("*.py")}
     wanted = {p.name for p in (ROOT / "ragkit").glob("*.py")}
@@ -396,7 +396,7 @@ def fake_repo(root: Path, notebook_source: str | None) -> Path:
     one code cell (or no release/ when notebook_source is None)."""
     for rel in ("ragkit/__init__.py", "data/README.md",
                 "pyproject.toml", "tools/requirements.py",
-                "autograder/nbgrader_config.py", "autograder/validate.py",
+                "autograder/run/nbgrader_config.py", "autograder/check/validate.py",
                 "tools/student_bundle/Makefile.student",
                 "tools/student_bundle/README.student.md",
                 "tools/student_bundle/hand_in.py"):
@@ -462,7 +462,7 @@ def test_check_tooling_runs_from_the_bundle(bundle):
     smallest = min((folder / "release").rglob("*.ipynb"),
                    key=lambda p: (p.stat().st_size, p.name))
     proc = subprocess.run(
-        [sys.executable, "autograder/validate.py", "--invert",
+        [sys.executable, "autograder/check/validate.py", "--invert",
          str(smallest.relative_to(folder))],
         capture_output=True, text=True, cwd=folder, env=bundle_env(folder),
         timeout=240)

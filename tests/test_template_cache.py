@@ -1,4 +1,4 @@
-"""autograder/template_cache.py: a grading template is reused only for the
+"""autograder/run/template_cache.py: a grading template is reused only for the
 very files it was made from, whole, and only from a store of the grader's own."""
 import os
 import sys
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-import template_cache  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.run import template_cache  # noqa: E402
 
 
 def course(where: Path, answer: str = "x = 1") -> Path:

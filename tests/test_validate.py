@@ -1,7 +1,7 @@
 """nbgrader validate: the masters pass every test, the student edition passes none.
 
 `nbgrader validate` exits 0 even when tests fail (nbgrader issue 1908). These
-tests go through autograder/validate.py, which reads what nbgrader prints and
+tests go through autograder/check/validate.py, which reads what nbgrader prints and
 turns it into an exit code; the wrapper itself, and what `make check` shows a
 student (a table of points per part), are tested here too.
 """
@@ -17,12 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 RELEASE = ROOT / "release" / "lab"
-VALIDATE = ROOT / "autograder" / "validate.py"
-sys.path.insert(0, str(ROOT / "autograder"))
+VALIDATE = ROOT / "autograder" / "check" / "validate.py"
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
-import validate  # noqa: E402
-from rag_feedback import is_hidden, parts_of  # noqa: E402
+from autograder.check import validate  # noqa: E402
+from autograder.run.rag_feedback import is_hidden, parts_of  # noqa: E402
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -300,7 +300,7 @@ def test_an_answered_part_keeps_a_failing_hidden_call_at_zero():
 # ---- the core edition (make build CORE=1): worked parts carry no points
 
 def core_copy(stem: str) -> nbformat.NotebookNode:
-    import editions
+    from autograder.scoring import editions
     return editions.core_edition(nbformat.read(ROOT / "source" / "lab" / f"{stem}.ipynb",
                                                as_version=4))
 

@@ -8,8 +8,8 @@ the wall clock in this one run:
 
   nbgrader   one plain `nbgrader autograde` over the whole class, in one
              course folder, sequential, no sandbox and no feedback
-  jobs=1     autograder/grade.py --jobs 1 (sandbox, checks, feedback)
-  jobs=2     autograder/grade.py --jobs 2
+  jobs=1     autograder/commands/grade.py --jobs 1 (sandbox, checks, feedback)
+  jobs=2     autograder/commands/grade.py --jobs 2
   exec       grade.py --jobs 2 --kernel-start exec: every notebook's kernel
              a new interpreter in a new sandbox, instead of a fork of the
              student's zygote, which imported the masters' modules once
@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-from nbgrader_cli import BIN, course_folder, nbgrader_env  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.run.nbgrader_cli import BIN, course_folder, nbgrader_env  # noqa: E402
 
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 
@@ -67,7 +67,7 @@ def plain_nbgrader(class_dir: Path, tmp: Path) -> float:
 
 def grade_py(class_dir: Path, out: Path, jobs: int,
              *extra: str) -> tuple[float, list[dict]]:
-    seconds = timed([sys.executable, str(ROOT / "autograder" / "grade.py"),
+    seconds = timed([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
                      "--submissions", str(class_dir), "--out", str(out),
                      "--jobs", str(jobs), *extra])
     outcomes = [json.loads(p.read_text()) for p in (out / ".students").glob("*/outcome.json")]

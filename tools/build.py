@@ -17,7 +17,7 @@ a timing), so the tests can rebuild into a temporary folder and compare.
 
 With --core (make build CORE=1), release/lab is the core edition: the
 parts marked `core` are graded (60 points) and the extensions come worked,
-for a week with no time for them (autograder/editions.py); `make grade`
+for a week with no time for them (autograder/scoring/editions.py); `make grade`
 then grades that edition. notebooks/ is the same in both.
 
 usage: python tools/build.py [--out DIR] [--only release|notebooks] [--notebook NAME] [--core]
@@ -35,9 +35,9 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "autograder"))
-from editions import make_core  # noqa: E402
-from nbgrader_cli import (  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.scoring.editions import make_core  # noqa: E402
+from autograder.run.nbgrader_cli import (  # noqa: E402
     course_folder, nbgrader_settings, run_nbgrader_checked)
 sys.path.insert(0, str(ROOT))
 from tools.selfcheck import NAME as PRACTICE, practice_notebook  # noqa: E402
@@ -59,7 +59,7 @@ def assignments() -> list[str]:
 def build_release(out: Path, core: bool = False) -> None:
     """Write out/release/<assignment>/ with nbgrader's student edition (with
     `core`, the lab's core path graded and its extensions worked; see
-    autograder/editions.py)."""
+    autograder/scoring/editions.py)."""
     with tempfile.TemporaryDirectory(prefix="rag-release-") as tmp:
         course = course_folder(Path(tmp), SOURCE)
         if core:

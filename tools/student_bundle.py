@@ -65,9 +65,9 @@ TREES = {"release": "release", "ragkit": "ragkit", "data": "data",
          "guide": "release/guide"}
 OPTIONAL = {"guide"}
 FILES = ("pyproject.toml", "tools/requirements.py",
-         "autograder/nbgrader_config.py")
+         "autograder/run/nbgrader_config.py")
 # `make check` runs this; the autograder modules it imports come with it
-CHECKER = "autograder/validate.py"
+CHECKER = "autograder/check/validate.py"
 # student templates: repo path -> name in the bundle
 TEMPLATES = {"tools/student_bundle/Makefile.student": "Makefile",
              "tools/student_bundle/README.student.md": "README.md",
@@ -76,7 +76,7 @@ TEMPLATES = {"tools/student_bundle/Makefile.student": "Makefile",
 # course's nbgrader settings in it too, for the Validate button
 JUPYTER_CONFIG = "tools/student_bundle/jupyter-config"
 CONFIG_DIR = "jupyter-config"
-NBGRADER_CONFIG = {"autograder/nbgrader_config.py": f"{CONFIG_DIR}/nbgrader_config.py"}
+NBGRADER_CONFIG = {"autograder/run/nbgrader_config.py": f"{CONFIG_DIR}/nbgrader_config.py"}
 
 ENVIRONMENT_HEAD = """\
 # The packages of the student's copy of the course, pinned: what the
@@ -135,9 +135,9 @@ def tree_files(root: Path, folder: str) -> list[str]:
 
 
 def local_imports(root: Path, start: str) -> list[str]:
-    """`start` and every module of its folder that it imports, directly or
-    through another such module (imports inside functions count too)."""
-    folder = (root / start).parent
+    """`start` and every module of the autograder package that it imports,
+    directly or through another such module (imports inside functions count
+    too), with the `__init__.py` of each package on the way."""
     todo, seen = [root / start], set()
     while todo:
         path = todo.pop()
@@ -148,14 +148,18 @@ def local_imports(root: Path, start: str) -> list[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or ""]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                # `from autograder.run import judge` names a module too
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 continue
-            for name in names:
-                candidate = folder / (name.split(".")[0] + ".py")
-                if candidate.is_file():
-                    todo.append(candidate)
+            for parts in (name.split(".") for name in names):
+                if parts[0] != "autograder":
+                    continue
+                for depth in range(1, len(parts) + 1):
+                    base = root.joinpath(*parts[:depth])
+                    todo += [p for p in (base / "__init__.py", base.with_suffix(".py"))
+                             if p.is_file()]
     return sorted(p.relative_to(root).as_posix() for p in seen)
 
 

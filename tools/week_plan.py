@@ -49,8 +49,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "source" / "lab"
-sys.path.insert(0, str(ROOT / "autograder"))
-from rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
 
 RATE = 180        # words a minute: careful technical reading runs 150-200
 STEP = 1          # minutes are planned in whole minutes

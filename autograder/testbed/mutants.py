@@ -28,11 +28,11 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # autograder/
-from nbgrader_cli import nbgrader_settings  # noqa: E402
-from rag_feedback import GuardedExecute  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # the folder that holds autograder/
+from autograder.run.nbgrader_cli import nbgrader_settings  # noqa: E402
+from autograder.run.rag_feedback import GuardedExecute  # noqa: E402
+
 SOURCE = ROOT / "source"
 MISTAKES = Path(__file__).resolve().parent / "mistakes"
 

@@ -4,7 +4,7 @@
                             [--out hand-in.zip] [--no-check]
 
 `make hand-in` runs this. It checks the notebooks first, as `make check`
-does (autograder/validate.py), then writes one zip holding, of what exists
+does (autograder/check/validate.py), then writes one zip holding, of what exists
 in my-work/:
 
     lab/NN_*.ipynb          the lab notebooks
@@ -38,11 +38,11 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 BUNDLE = HERE.parent
-VALIDATE = BUNDLE / "autograder" / "validate.py"
+VALIDATE = BUNDLE / "autograder" / "check" / "validate.py"
 # folders a student makes beside an assignment's notebook and hands in with
-# it (the project's corpus/); autograder/nbgrader_cli.py gives the list
-sys.path.insert(0, str(VALIDATE.parent))
-from nbgrader_cli import STUDENT_OWN  # noqa: E402
+# it (the project's corpus/); autograder/run/nbgrader_cli.py gives the list
+sys.path.insert(0, str(BUNDLE))
+from autograder.run.nbgrader_cli import STUDENT_OWN  # noqa: E402
 
 JUNK = {"__pycache__", ".ipynb_checkpoints"}
 PROJECT = "project/project.ipynb"

@@ -34,10 +34,11 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1]))  # autograder/
-from editions import answer_code  # noqa: E402
-from intake import LINK_REFUSED, MAX_FILES  # noqa: E402  (the documented default)
-from nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
+sys.path.insert(0, str(HERE.parents[2]))  # the folder that holds autograder/
+from autograder.scoring.editions import answer_code  # noqa: E402
+from autograder.intake.intake import (  # noqa: E402  (the documented default)
+    LINK_REFUSED, MAX_FILES)
+from autograder.run.nbgrader_cli import course_folder, nbgrader_command, nbgrader_env  # noqa: E402
 
 ASSIGNMENT = "hostile"
 NOTEBOOK = "tiny.ipynb"

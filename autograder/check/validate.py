@@ -1,6 +1,6 @@
 """Check notebooks against their tests, with an exit code you can trust.
 
-    python autograder/validate.py NOTEBOOK_OR_FOLDER [...] [--nb NAME]
+    python autograder/check/validate.py NOTEBOOK_OR_FOLDER [...] [--nb NAME]
                                   [--invert] [--details]
 
 `make check` runs this on my-work/lab. For each notebook it runs nbgrader's
@@ -43,8 +43,11 @@ from nbgrader.preprocessors import ClearSolutions
 from nbgrader.utils import determine_grade, is_grade
 from nbgrader.validator import Validator
 
-from nbgrader_cli import nbgrader_settings
-from rag_feedback import (BEGIN, HIDDEN_DOC, PART_HEADING, docstring, error_message,
+# run as a script: the folder that holds autograder/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autograder.run.nbgrader_cli import nbgrader_settings
+from autograder.run.rag_feedback import (BEGIN, HIDDEN_DOC, PART_HEADING, docstring, error_message,
                           is_hidden, parts_of)
 
 PASSED = "Success! Your notebook passes all the tests."
@@ -67,7 +70,7 @@ BANNER = ("VALIDATION FAILED on {parts}: if you hand in as it is, you will not "
 NOT_ANSWERED = "not answered yet ({error})"
 SETUP_FAILED = "the setup cell failed (see above)"
 WORKED_FAILED = "{part}, worked for you, failed (see above)"
-# a worked part's heading in the core edition (autograder/editions.py)
+# a worked part's heading in the core edition (autograder/scoring/editions.py)
 WORKED_MARK = "worked for you in this release"
 NOTHING_GRADED = "No part of this notebook is graded in this release: nothing to score."
 # a part's cells that stop at a NameError or never ran after a failed setup
@@ -312,7 +315,7 @@ def validate(notebook: Path, invert: bool = False
     """(ok, nbgrader's report, the notebook as nbgrader ran it or None).
 
     nbgrader's Validator runs here, with only the course's settings
-    (autograder/nbgrader_config.py: time limit, encrypted kernel transport),
+    (autograder/run/nbgrader_config.py: time limit, encrypted kernel transport),
     the kernel in the notebook's folder; ok means it printed the expected
     result. One run gives both the verdict and the table.
     """

@@ -25,8 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-from kernel_sandbox import runtime_tmpfs, start_zygote, stop_zygote
-from nbgrader_cli import die_with_parent
+# run as a script: the folder that holds autograder/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autograder.run.kernel_sandbox import runtime_tmpfs, start_zygote, stop_zygote
+from autograder.run.nbgrader_cli import die_with_parent
 
 
 def child(course: str, assignment: str, student: str, settings: str, log: str,
@@ -85,8 +88,8 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
     for its kernels; its exit status."""
     import subprocess
 
-    import grader_sandbox
-    from kernel_sandbox import ZYGOTE, join_cgroup
+    from autograder.run import grader_sandbox
+    from autograder.run.kernel_sandbox import ZYGOTE, join_cgroup
 
     sockets_on_tmpfs(course)
     zygote = start_zygote(Path(course), assignment, student)
@@ -103,8 +106,8 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         shutil.copytree(Path(course, "submitted", student, assignment), beside, symlinks=True)
         grader_sandbox.hand_over(Path(course), grader["uid"])
         code = Path(grader["code"])
-        inner = [sys.executable, str(code / "nbgrader_steps.py"), "--inner", course,
-                 assignment, student, settings]
+        inner = [sys.executable, str(code / "autograder" / "commands" / "nbgrader_steps.py"),
+                 "--inner", course, assignment, student, settings]
         env = grader_sandbox.environment(s, Path(course), dict(os.environ))
         cmd = grader_sandbox.command(inner, Path(course), s, code, env)
         cgroup = grader.get("cgroup")
@@ -172,8 +175,8 @@ def steps(course: str, assignment: str, student: str, settings: str,
 def write_results(course: Path, assignment: str, student: str) -> None:
     """The scores from the student's gradebook and the problems read from
     the autograded notebooks and feedback pages, as COURSE/results.json."""
-    from release_check import hidden_code_shown, limits_hit
-    from results import notebook_scores
+    from autograder.scoring.release_check import hidden_code_shown, limits_hit
+    from autograder.scoring.results import notebook_scores
 
     scores, cells, to_mark = notebook_scores(course, assignment, student)
     problems = limits_hit(course / "autograded" / student / assignment)

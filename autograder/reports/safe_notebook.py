@@ -411,7 +411,8 @@ def sanitize_folder(folder: Path) -> dict[str, list[str]]:
     return found
 
 
-if __name__ == "__main__":  # python autograder/safe_notebook.py FOLDER...: sanitise in place
+# python autograder/reports/safe_notebook.py FOLDER...: sanitise in place
+if __name__ == "__main__":
     import sys
 
     for target in sys.argv[1:]:

@@ -1,9 +1,9 @@
 """Grade the whole course (lab, quiz, project) and keep one grade sheet.
 
-    python autograder/course.py grade --submissions DIR --out DIR [grade.py options]
-    python autograder/course.py sheet --out DIR [--lms canvas [--roster CSV]]
-    python autograder/course.py formgrader --out DIR [--port 8890]
-    python autograder/course.py feedback --out DIR
+    python autograder/commands/course.py grade --submissions DIR --out DIR [grade.py options]
+    python autograder/commands/course.py sheet --out DIR [--lms canvas [--roster CSV]]
+    python autograder/commands/course.py formgrader --out DIR [--port 8890]
+    python autograder/commands/course.py feedback --out DIR
 
 `grade` runs grade.py once per assignment that the class handed in
 (DIR/<student>/<assignment>/), each into OUT/<assignment>/ with its own
@@ -46,18 +46,21 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-from editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
-from intake import valid_id
-from grading_outcome import DONE
-from nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
-                          run_nbgrader_checked)
-from nbgrader_main import use_alembic_head
-from safe_csv import read_text_csv, rewrite_csv, write_csv
-from safe_notebook import sanitize_folder
-from similarity import notes as similarity_notes
-import template_cache
+# run as a script: the folder that holds autograder/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-ROOT = Path(__file__).resolve().parents[1]
+from autograder.scoring.editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
+from autograder.intake.intake import valid_id
+from autograder.intake.grading_outcome import DONE
+from autograder.run.nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
+                          run_nbgrader_checked)
+from autograder.run.nbgrader_main import use_alembic_head
+from autograder.scoring.safe_csv import read_text_csv, rewrite_csv, write_csv
+from autograder.reports.safe_notebook import sanitize_folder
+from autograder.scoring.similarity import notes as similarity_notes
+from autograder.run import template_cache
+
+ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ORDER = ("lab", "quiz", "project")  # the sheet's order; any other assignment after
 BANDS = ((90, "excellent"), (75, "good"), (60, "needs work"), (0, "redo"))
@@ -426,7 +429,7 @@ LATE_COLUMNS = ["student", "assignment", "handed in (UTC)", "due (UTC)", "days l
 def keep_deadlines(out: Path, deadlines: Path | None, submissions: Path | None) -> None:
     """Check the policy file and keep a copy in OUT (later `sheet` runs use
     it), with the LATE marks of an LMS download in SUBMISSIONS."""
-    from deadlines import load
+    from autograder.intake.deadlines import load
 
     if deadlines is not None:
         load(deadlines)  # a mistake stops here, before any grading
@@ -449,7 +452,7 @@ def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
     row is removed: a submission the policy does not accept stays, at 0."""
     import html
 
-    from deadlines import after_penalty, judge, load
+    from autograder.intake.deadlines import after_penalty, judge, load
     from nbgrader.api import Gradebook, MissingEntry
 
     if frame.empty or not (out / DEADLINES).is_file():
@@ -617,7 +620,7 @@ def edition_source(out: Path, source: Path, args: argparse.Namespace) -> Path:
     if edition != CORE:
         return source
     print("grading the core edition of the lab: extension parts score nothing "
-          "(autograder/editions.py)", flush=True)
+          "(autograder/scoring/editions.py)", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     copy_masters(source, out / CORE_SOURCE)
     return make_core(out / CORE_SOURCE)
@@ -644,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
                              "names and SIS ids are the folder names")
     parser.add_argument("--deadlines", type=Path,
                         help="grade, sheet: a TOML file of due dates, extensions and the "
-                             "late policy (autograder/deadlines.py); kept as "
+                             "late policy (autograder/intake/deadlines.py); kept as "
                              "OUT/deadlines.toml for later runs")
     parser.add_argument("--port", type=int, default=8890,
                         help="formgrader's port on 127.0.0.1 (the server's token: "
@@ -688,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
         if late_summary(out):
             print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
         print(f"grade sheet: {out / 'grade_sheet.csv'}; manual grading: "
-              f"python autograder/course.py formgrader --out {args.out}")
+              f"python autograder/commands/course.py formgrader --out {args.out}")
         return 1 if failed else 0
     if not (out / COURSE / "gradebook.db").exists():
         parser.error(f"no graded course in {out}: run `course.py grade` first")
@@ -722,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"formgrader on {out / COURSE}: open the address below and go to /formgrader; "
           "stop with Ctrl-C, then `course.py sheet` for the grade sheet", flush=True)
     return subprocess.call([str(jupyter), "lab", "--no-browser",
-                            f"--config={HERE / 'formgrader_server_config.py'}",
+                            f"--config={HERE.parent / 'reports' / 'formgrader_server_config.py'}",
                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={args.port}",
                             "--ServerApp.port_retries=0", f"--ServerApp.root_dir={out / COURSE}",
                             *(["--allow-root"] if os.geteuid() == 0 else [])],

@@ -12,7 +12,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from grading_outcome import Outcome
+from autograder.intake.grading_outcome import Outcome
 
 
 # A student id is a folder name under --submissions. Only these are graded:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from intake import valid_id
-from grading_outcome import DONE, Outcome
-from safe_csv import read_text_csv, write_csv
+from autograder.intake.intake import valid_id
+from autograder.intake.grading_outcome import DONE, Outcome
+from autograder.scoring.safe_csv import read_text_csv, write_csv
 
 
 def notebook_scores(course: Path, assignment: str, student: str):

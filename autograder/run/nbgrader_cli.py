@@ -13,16 +13,19 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# the folder that holds the autograder package (the repository, or the
+# grader's sandboxed copy of it)
+TOP = HERE.parents[1]
 BIN = Path(sys.executable).parent
 # Folders of a master that hold the master's own copy of something every
 # student makes for themselves (the project's corpus/). They stay out of the
 # course's source/, so nbgrader neither releases them nor, at autograde,
 # overwrites the student's own files with them.
 STUDENT_OWN = ("corpus",)
-# copied into every course folder nbgrader runs in (nbgrader_config.py loads
-# them from there): the feedback and execute steps, the judge that decides
-# graded test cells outside the kernel (with what it loads into the kernel),
-# and the parser they share
+# copied into every course folder nbgrader runs in, as autograder/run/ there
+# (nbgrader_config.py loads them from there): the feedback and execute
+# steps, the judge that decides graded test cells outside the kernel (with
+# what it loads into the kernel), and the parser they share
 GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.py",
                                    "ragkit_watch.py", "python_tree.py")]
 
@@ -49,7 +52,7 @@ def nbgrader_env() -> dict[str, str]:
 
 
 def nbgrader_settings():
-    """autograder/nbgrader_config.py as a traitlets config, for the kernels a
+    """autograder/run/nbgrader_config.py as a traitlets config, for the kernels a
     script starts itself (encrypted transport, nbgrader's time limit)."""
     from traitlets.config.loader import PyFileConfigLoader
 
@@ -59,14 +62,35 @@ def nbgrader_settings():
 def course_folder(where: Path, source: Path | None = None, *extras: Path) -> Path:
     """Make `where` an nbgrader course folder: our config, a copy of `source`
     (if given, without the STUDENT_OWN folders) as its source/, and any
-    `extras` files beside the config."""
+    `extras` (modules of the autograder package) at their places in a copy
+    of the package beside the config."""
     where.mkdir(parents=True, exist_ok=True)
     shutil.copy(HERE / "nbgrader_config.py", where / "nbgrader_config.py")
     if source is not None:
         copy_masters(source, where / "source")
     for extra in extras:
-        shutil.copy(extra, where / extra.name)
+        copy_module(extra, where)
     return where
+
+
+def grader_modules() -> list[Path]:
+    """Every module of the autograder package, its rooms' `__init__.py`
+    files included, never the testbed's."""
+    package = TOP / "autograder"
+    return sorted(p for p in package.rglob("*.py")
+                  if p.relative_to(package).parts[0] != "testbed")
+
+
+def copy_module(module: Path, top: Path) -> Path:
+    """`module` (a file of the autograder package) copied to its place
+    under `top`, with the package's `__init__.py` files on the way; the
+    copy."""
+    rel = module.resolve().relative_to(TOP)
+    for package in (p for p in rel.parents if p.name):  # autograder/run, autograder
+        (top / package).mkdir(parents=True, exist_ok=True)
+        shutil.copy(TOP / package / "__init__.py", top / package / "__init__.py")
+    shutil.copy(module, top / rel)
+    return top / rel
 
 
 def copy_masters(source: Path, target: Path) -> None:

@@ -49,7 +49,6 @@ import io
 import json
 import os
 import signal
-import sys
 import threading
 import time
 import types
@@ -58,10 +57,10 @@ from pathlib import Path
 from queue import Empty
 
 
+from autograder.run import judge_kernel as wire
+from autograder.run.python_tree import parse
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import judge_kernel as wire  # noqa: E402
-from python_tree import parse  # noqa: E402
 
 KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 WATCH_SOURCE = (HERE / "ragkit_watch.py").read_text(encoding="utf-8")

@@ -1,7 +1,7 @@
 """nbgrader settings shared by every command this pack runs.
 
 Every script that runs nbgrader copies this file into the throwaway course
-folder it works in (autograder/nbgrader_cli.py), so there is one place to
+folder it works in (autograder/run/nbgrader_cli.py), so there is one place to
 change a setting.
 """
 import sys
@@ -31,23 +31,23 @@ c.OverwriteCells.add_missing_cells = True
 # feedback opens with a table of points per part and the first failing
 # check's message, and shows which hidden test failed, not its code
 # (nbgrader issues 917 and 1363). The grading script copies rag_feedback.py
-# into the course folder it runs nbgrader in.
-if (Path.cwd() / "rag_feedback.py").exists():
+# into the course folder it runs nbgrader in (as autograder/run/ there).
+if (Path.cwd() / "autograder" / "run" / "rag_feedback.py").exists():
     sys.path.insert(0, str(Path.cwd()))
     # GetGrades stores each graded cell's score, which the summary reads
     c.GenerateFeedback.preprocessors = [
         "nbgrader.preprocessors.GetGrades",
-        "rag_feedback.RedactHiddenTests",
-        "rag_feedback.PartSummary",
+        "autograder.run.rag_feedback.RedactHiddenTests",
+        "autograder.run.rag_feedback.PartSummary",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     ]
     # the same pages as nbconvert's HTMLExporter, rendered in less time
-    c.GenerateFeedback.exporter_class = "rag_feedback.FeedbackExporter"
+    c.GenerateFeedback.exporter_class = "autograder.run.rag_feedback.FeedbackExporter"
     # a kernel that dies fails the rest of its notebook's cells instead of
     # the whole notebook, and a cell's output is capped (grade.py sets the
     # cap: --max-output); the other steps are nbgrader's own
     c.Autograde.autograde_preprocessors = [
-        "rag_feedback.GuardedExecute",
+        "autograder.run.rag_feedback.GuardedExecute",
         "nbgrader.preprocessors.IgnorePattern",
         # one output per run of a cell's stdout (or stderr), as Jupyter shows
         # it: ipykernel sends what a cell printed every 0.2 s, so under load

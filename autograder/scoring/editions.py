@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 
-from rag_feedback import BEGIN, nbgrader_meta, parts_of
+from autograder.run.rag_feedback import BEGIN, nbgrader_meta, parts_of
 
 CORE, EXTENSION = "core", "extension"
 FULL = "full"

@@ -9,12 +9,11 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from intake import digest
-from nbgrader_cli import GRADER_FILES
-from nbgrader_run import Limits
-from grading_outcome import DONE, Outcome
+from autograder.intake.intake import digest
+from autograder.run.nbgrader_cli import GRADER_FILES, grader_modules
+from autograder.commands.nbgrader_run import Limits
+from autograder.intake.grading_outcome import DONE, Outcome
 
-HERE = Path(__file__).resolve().parent
 # the grader's own modules: a change to any of them grades every student again
 GRADING_CODE = ("grade", "intake", "release_check", "nbgrader_run", "resume", "results",
                 "grading_outcome", "nbgrader_steps", "kernel_sandbox", "nbgrader_config",
@@ -75,7 +74,7 @@ def file_hash(*paths: Path) -> str:
 def grading_key(source: Path, assignment: str, limits: Limits,
                 only: list[str] | None) -> str:
     """Everything a grade depends on besides the submission itself."""
-    code = [HERE / f"{n}.py" for n in GRADING_CODE] + GRADER_FILES
+    code = [p for p in grader_modules() if p.stem in GRADING_CODE] + GRADER_FILES
     return hashlib.sha256(json.dumps({
         "masters": file_hash(source / assignment),
         "code": file_hash(*code), "assignment": assignment,
@@ -108,7 +107,7 @@ def prepare_out(out: Path, submissions: Path) -> None:
                     shutil.rmtree(item) if item.is_dir() else item.unlink()
     out.mkdir(parents=True, exist_ok=True)
     (out / DONE).mkdir(exist_ok=True)
-    (out / MARKER).write_text("made by autograder/grade.py; safe to delete\n")
+    (out / MARKER).write_text("made by autograder/commands/grade.py; safe to delete\n")
 
 
 def kept(done: Path, students: list[Path], keys: dict[str, str]) -> dict[str, Outcome]:

@@ -37,8 +37,10 @@ import sys
 import threading
 from pathlib import Path
 
+from autograder.run.nbgrader_cli import copy_module, grader_modules
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parents[1]
 UID_OFFSET = 100_000
 MB = 2 ** 20
 MEMORY_BYTES = 3072 * MB   # the grader's cgroup: nbgrader, the judge, feedback
@@ -51,6 +53,8 @@ RESULTS_BYTES = 8 * MB     # results.json larger than this is not read
 # read or write
 TEST_HOLE = "RAGKIT_TEST_JUDGE_RUNS_ANSWERS"
 _LOCK = threading.Lock()
+# kernel_sandbox.py's place in a copy of the package (code_folder)
+SANDBOX_SCRIPT = Path("autograder", "run", "kernel_sandbox.py")
 
 
 def grader_uid(kernel_uid: int) -> int:
@@ -58,18 +62,19 @@ def grader_uid(kernel_uid: int) -> int:
 
 
 def code_folder(work: Path) -> Path:
-    """work/grader-code: a read-only copy of the grader's modules (never the
-    testbed, the masters or anything else of the repository), made once."""
+    """work/grader-code: a read-only copy of the autograder package (never
+    the testbed, the masters or anything else of the repository), made
+    once."""
     target = work / "grader-code"
     with _LOCK:
         if not target.exists():
             part = work / "grader-code.new"
             shutil.rmtree(part, ignore_errors=True)
             part.mkdir()
-            for path in sorted(HERE.glob("*.py")):
-                shutil.copy(path, part / path.name)
-                os.chmod(part / path.name, 0o644)
-            os.chmod(part, 0o755)
+            for path in grader_modules():
+                os.chmod(copy_module(path, part), 0o644)
+            for folder in [part, *(p for p in part.rglob("*") if p.is_dir())]:
+                os.chmod(folder, 0o755)
             part.rename(target)
     return target
 
@@ -133,7 +138,7 @@ def command(cmd: list[str], course: Path, settings: dict, code: Path,
             env: dict[str, str]) -> list[str]:
     """The bwrap argv that runs `cmd` as the grader's user (kernel_sandbox.py
     --run sets its limits and drops root) with only what it needs in sight."""
-    from kernel_sandbox import bwrap_base
+    from autograder.run.kernel_sandbox import bwrap_base
 
     grader = settings["grader"]
     runtime = Path(settings["runtime"])
@@ -156,13 +161,13 @@ def command(cmd: list[str], course: Path, settings: dict, code: Path,
     limits = {"memory": None, "file": FILE_BYTES, "nproc": TASKS,
               "uid": grader["uid"], "groups": [grader["kernel_uid"]]}
     return [*args, "--chdir", str(course), sys.executable, "-S",
-            str(code / "kernel_sandbox.py"), "--run", json.dumps(limits), "--", *cmd]
+            str(code / SANDBOX_SCRIPT), "--run", json.dumps(limits), "--", *cmd]
 
 
 def environment(settings: dict, course: Path, extra: dict[str, str]) -> dict[str, str]:
     """The grader's environment in its sandbox: nothing of root's but the
     variables below."""
-    from kernel_sandbox import PASS_ENV
+    from autograder.run.kernel_sandbox import PASS_ENV
 
     env = {name: os.environ[name] for name in (*PASS_ENV, TEST_HOLE) if name in os.environ}
     env.update({k: v for k, v in extra.items()
@@ -184,7 +189,7 @@ def run_unprivileged(cmd: list[str], readonly: list[Path], code: Path, uid: int 
     standard output, at most `output_bytes` of it."""
     import subprocess
 
-    from kernel_sandbox import bwrap_base
+    from autograder.run.kernel_sandbox import bwrap_base
 
     seen = sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix)),
                    str(ROOT / "ragkit"), str(code), *map(str, readonly)})
@@ -196,7 +201,7 @@ def run_unprivileged(cmd: list[str], readonly: list[Path], code: Path, uid: int 
     for name, value in sorted(env.items()):
         args += ["--setenv", name, value]
     limits = {"memory": None, "file": FILE_BYTES, "nproc": TASKS, "uid": uid, "groups": []}
-    argv = [*args, "--chdir", "/tmp", sys.executable, "-S", str(code / "kernel_sandbox.py"),
+    argv = [*args, "--chdir", "/tmp", sys.executable, "-S", str(code / SANDBOX_SCRIPT),
             "--run", json.dumps(limits), "--", *cmd]
     proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
                           timeout=seconds)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from results import PATH_COLUMNS
-from safe_csv import write_csv
+from autograder.scoring.results import PATH_COLUMNS
+from autograder.scoring.safe_csv import write_csv
 
 
 # grade.py's line for a notebook the student did not hand in (scored 0)
@@ -106,7 +106,7 @@ def similar_section(rows: list[dict]) -> list[str]:
     page = ["<h2>Answers that look copied (for a person to judge)</h2>",
             "<p>Each answer below shares most of its code (names and literals "
             "aside) with ragkit's source or with another student's answer to the "
-            "same cell (autograder/similarity.py). Nothing is deducted for it: "
+            "same cell (autograder/scoring/similarity.py). Nothing is deducted for it: "
             "read the two side by side and decide.</p>"]
     if not rows:
         return page + ["<p>None.</p>"]

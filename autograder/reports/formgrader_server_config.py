@@ -7,6 +7,9 @@ formgrader_csp.server_policy() as its Content-Security-Policy.
 import sys
 from pathlib import Path
 
+# a config file, loaded by its path, that imports the module beside it by
+# its bare name: the hub's formgrader service gets the two files alone, in a
+# folder of their own (hub/hubctl.py), without the autograder package
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # this server process only: no kernel sees it
     sys.path.insert(0, str(HERE))

@@ -34,6 +34,9 @@ import json
 import sys
 from pathlib import Path
 
+# run as a script: the folder that holds autograder/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
 NOISE, GUARANTEE = 25, 30  # copydetect's k-gram and guarantee, in filtered characters
 FLAG = 0.9
 MIN_PRINTS = 12
@@ -148,7 +151,7 @@ def write(out: Path, rows: list[dict]) -> None:
     """OUT/similarity.csv: one row per pair (no cell a spreadsheet runs)."""
     import pandas as pd
 
-    from safe_csv import write_csv
+    from autograder.scoring.safe_csv import write_csv
 
     columns = ["notebook", "cell", "student", "other", "share", "other_share"]
     write_csv(pd.DataFrame([{c: r[c] for c in columns} for r in rows], columns=columns),

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 
-from intake import MB, digest
-from judge import transform
-from nbgrader_cli import STUDENT_OWN
-from python_tree import parse
+from autograder.intake.intake import MB, digest
+from autograder.run.judge import transform
+from autograder.run.nbgrader_cli import STUDENT_OWN
+from autograder.run.python_tree import parse
 
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
@@ -237,7 +237,7 @@ def hidden_code_shown(feedback: Path, masters: Path) -> list[str]:
     tests (the marker, or any line that only a hidden test holds)."""
     from html import unescape
 
-    from rag_feedback import secret_lines
+    from autograder.run.rag_feedback import secret_lines
     found = []
     for page in sorted(feedback.rglob("*.html")):
         text = unescape(page.read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """The student's side of the judge: answers as plain data, nothing more.
 
 grade.py runs a notebook's graded test cells outside the student's kernel
-(autograder/judge.py). When a test needs something of the student's, a
+(autograder/run/judge.py). When a test needs something of the student's, a
 function to call or a value to read, the judge asks the kernel through this
 module, which it loads into the kernel as `_rag_judge` before the first cell.
 Whatever comes back crosses as JSON made of plain types (`to_plain`), so an

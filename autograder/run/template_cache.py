@@ -30,7 +30,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from autograder.run.nbgrader_cli import TOP, grader_modules
+
 KEEP = 40  # templates kept; each is a few hundred KB to a few MB
 VERSION = "1"  # bumped when the layout of a stored template changes
 
@@ -61,7 +62,7 @@ def key(folder: Path) -> str:
 
     digest = hashlib.sha256(f"{VERSION}\0{sys.version}\0{version('nbgrader')}\0".encode())
     files = [(p.relative_to(folder).as_posix(), p) for p in folder.rglob("*") if p.is_file()]
-    files += [(f"<grader>/{p.name}", p) for p in HERE.glob("*.py")]
+    files += [(f"<grader>/{p.relative_to(TOP).as_posix()}", p) for p in grader_modules()]
     for name, path in sorted(files):
         digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()

@@ -26,7 +26,7 @@ no pattern (a stray file). A student folder that already exists in
 SUBMISSIONS with different content is never overwritten: collect stops and
 says which.
 
-usage: python autograder/lms_collect.py --zip canvas.zip --submissions submitted
+usage: python autograder/commands/lms_collect.py --zip canvas.zip --submissions submitted
 """
 from __future__ import annotations
 
@@ -47,10 +47,10 @@ from traitlets import Unicode
 from nbgrader.plugins import FileNameCollectorPlugin
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from nbgrader_cli import course_folder, nbgrader_env, nbgrader_command  # noqa: E402
-from safe_csv import write_csv  # noqa: E402
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: the folder that holds autograder/
+from autograder.run.nbgrader_cli import course_folder, nbgrader_env, nbgrader_command  # noqa: E402
+from autograder.scoring.safe_csv import write_csv  # noqa: E402
 
 # Canvas's name for a submitted file; `file_id` is the name the student gave
 # it, maybe with Canvas's resubmission counter. Matched (by nbgrader's
@@ -179,7 +179,7 @@ def zip_collect(archive: Path, course: Path, assignments: list[str], pattern: st
     """`nbgrader zip_collect ASSIGNMENT` on `archive` in `course`, for each
     of `assignments` at once (each reads its own copy of the zip)."""
     env = nbgrader_env()
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     procs = {}
     for assignment in assignments:
         folder = course / "downloaded" / assignment / "archive"
@@ -189,7 +189,8 @@ def zip_collect(archive: Path, course: Path, assignments: list[str], pattern: st
         procs[assignment] = subprocess.Popen(
             nbgrader_command(
                 "zip_collect", assignment,
-                "--ZipCollectApp.collector_plugin=lms_collect.LmsFileCollector",
+                "--ZipCollectApp.collector_plugin="
+                "autograder.commands.lms_collect.LmsFileCollector",
                 f"--LmsFileCollector.named_regexp={pattern}",
                 f"--LmsFileCollector.extracted_root={extracted}",
                 f"--LmsFileCollector.assignment={assignment}",

@@ -17,7 +17,7 @@ each graded cell's score in its metadata:
 HTML exporter (same page, one pass less).
 
 The part grouping lives here because this file is the one the grader copies
-into its course folder; autograder/validate.py (`make check`) uses it too.
+into its course folder; autograder/check/validate.py (`make check`) uses it too.
 For the same reason `GuardedExecute`, the execute step of grade.py's
 autograde (a dying kernel or a flood of output costs the student the cells
 concerned, not the notebook), lives at the end of this file.
@@ -42,7 +42,7 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
-from python_tree import parse
+from autograder.run.python_tree import parse
 
 # spelt in two pieces so that this file, which the student bundle ships for
 # `make check`, holds no line that reads as a marker itself
@@ -373,7 +373,7 @@ class GuardedExecute(Execute):
         test needs what it defines)."""
         meta = nbgrader_meta(cell)
         if self._judge is None:
-            from judge import Judge
+            from autograder.run.judge import Judge
             kinds = [("test" if nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")
                       else "setup" if nbgrader_meta(c).get("locked") and not nbgrader_meta(c).get("solution")
                       else "other", c.source if c.cell_type == "code" else "")

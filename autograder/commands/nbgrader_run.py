@@ -12,11 +12,11 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from intake import MB
-from kernel_sandbox import THREAD_VARS
-from nbgrader_cli import die_with_parent, nbgrader_command, nbgrader_env
+from autograder.intake.intake import MB
+from autograder.run.kernel_sandbox import THREAD_VARS
+from autograder.run.nbgrader_cli import die_with_parent, nbgrader_command, nbgrader_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 
@@ -79,7 +79,7 @@ def sandbox(cmd: list[str], course: Path, limits: Limits | None = None) -> list[
     """Wrap `cmd` in the sandbox a student's kernel gets (kernel_sandbox.py),
     with `course` as its working folder. Used by the tests; grading starts
     kernels through the kernelspec that `install_kernel` writes."""
-    from kernel_sandbox import bwrap_command, kernel_env
+    from autograder.run.kernel_sandbox import bwrap_command, kernel_env
 
     limits = limits or Limits()
     return bwrap_command(cmd, course, readonly_paths(), [], limits.scratch_bytes,
@@ -110,8 +110,8 @@ def install_kernel(course: Path, limits: Limits, assignment: str,
     the rest of the student's grading a sandbox of its own, as another user,
     with `code` (grader_sandbox.code_folder) as its copy of the grader's
     modules (`grader` in the settings)."""
-    import grader_sandbox
-    from kernel_sandbox import CONNECTIONS, SOCKETS, make_cgroup
+    from autograder.run import grader_sandbox
+    from autograder.run.kernel_sandbox import CONNECTIONS, SOCKETS, make_cgroup
 
     # a short local path: Unix socket paths are limited to ~100 characters
     runtime = Path(tempfile.mkdtemp(prefix="rag-kernel-"))  # 0700, the grader's
@@ -148,12 +148,13 @@ def install_kernel(course: Path, limits: Limits, assignment: str,
         if limits.uid is not None else None,
         "preload": master_imports(course / "source" / assignment)
         if limits.kernel_start == "fork" else []})))
-    here = Path(grader["code"]) if grader else HERE  # what the grader's sandbox sees
+    # the package as the grader's sandbox sees it: its copy, or the repository's
+    top = Path(grader["code"]) if grader else HERE.parents[1]
     spec = course / "jupyter" / "kernels" / "python3"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, str(here / "kernel_sandbox.py"), str(settings),
-                 "{connection_file}"],
+        "argv": [sys.executable, str(top / "autograder" / "run" / "kernel_sandbox.py"),
+                 str(settings), "{connection_file}"],
         "display_name": "Python 3 (sandboxed for grading)", "language": "python",
         # bwrap does not pass signals on: interrupt through the control channel
         "interrupt_mode": "message",
@@ -177,7 +178,7 @@ INSTALLED: dict[str, tuple[Path, dict]] = {}
 def release_kernel(course: Path) -> None:
     """Remove the student's runtime folder and cgroups (install_kernel),
     killing whatever still runs in them; nothing when none was installed."""
-    from kernel_sandbox import remove_cgroup
+    from autograder.run.kernel_sandbox import remove_cgroup
 
     runtime, kept = INSTALLED.pop(str(course), (None, {}))
     settings = kept.get("settings", {})
@@ -225,7 +226,8 @@ def fork_server(preload: bool = True):
             "forkserver" not in multiprocessing.get_all_start_methods():
         return None
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["nbgrader_steps", "nbgrader.apps"] if preload else [])
+    ctx.set_forkserver_preload(
+        ["autograder.commands.nbgrader_steps", "nbgrader.apps"] if preload else [])
     return ctx
 
 
@@ -235,7 +237,7 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
     killed after `seconds`; None when both went well, else what failed."""
     args = [str(course), assignment, student, json.dumps(settings)]
     full_env = {**nbgrader_env(), **env}
-    import nbgrader_steps
+    from autograder.commands import nbgrader_steps
 
     ctx = fork_server(preload=nbgrader_steps.grader_sandbox_settings(str(course)) is None)
     if ctx is not None:

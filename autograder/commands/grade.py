@@ -1,6 +1,6 @@
 """Grade a class of submissions with nbgrader, one student at a time in parallel.
 
-    python autograder/grade.py --submissions DIR --out DIR [--assignment lab]
+    python autograder/commands/grade.py --submissions DIR --out DIR [--assignment lab]
                                [--jobs N | --scheduler ADDRESS]
                                [--timeout SECONDS] [--sandbox bwrap|none]
                                [--memory MB] [--processes N] [--file-size MB]
@@ -67,22 +67,28 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from editions import CORE, EDITIONS, edition_of, path_of_cells, write_core_masters
-from intake import MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain
-from nbgrader_cli import GRADER_FILES, course_folder
-from nbgrader_run import (
+# run as a script: the folder that holds autograder/
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from autograder.scoring.editions import (
+    CORE, EDITIONS, edition_of, path_of_cells, write_core_masters)
+from autograder.intake.intake import (
+    MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain)
+from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
+from autograder.commands.nbgrader_run import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
-import similarity
-import template_cache
-from grader_sandbox import code_folder, read_results, run_unprivileged, scrub
-from grading_outcome import DONE, Outcome
-from release_check import (
+from autograder.scoring import similarity
+from autograder.run import template_cache
+from autograder.run.grader_sandbox import code_folder, read_results, run_unprivileged, scrub
+from autograder.intake.grading_outcome import DONE, Outcome
+from autograder.scoring.release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
-from results import print_results, write_results, zero_scores
-from resume import grading_key, kept, prepare_out, store, student_key, student_work
+from autograder.scoring.results import print_results, write_results, zero_scores
+from autograder.commands.resume import (
+    grading_key, kept, prepare_out, store, student_key, student_work)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 
@@ -178,7 +184,8 @@ def similar_answers(out: Path, release: Path, code: Path, uid: int | None) -> li
         return []
     try:
         text = run_unprivileged(
-            [sys.executable, str(code / "similarity.py"), str(out / DONE), str(release),
+            [sys.executable, str(code / "autograder" / "scoring" / "similarity.py"),
+             str(out / DONE), str(release),
              release.name, str(ROOT / "ragkit")], [out / DONE, release], code, uid)
         rows = json.loads(text)
         keys = ("notebook", "cell", "student", "other", "share", "other_share",
@@ -238,7 +245,7 @@ def run_dask(todo, address: str, grade, bar) -> list[Outcome]:
 
     outcomes = []
     with Client(address) as client:
-        client.run(add_to_path, str(HERE))  # nbgrader_cli and kernel_sandbox
+        client.run(add_to_path, str(HERE.parents[1]))  # the autograder package
         futures = {client.submit(grade, s, key=f"grade-{s.name}", pure=False): s
                    for s in todo}
         for future in dask_completed(list(futures)):
@@ -260,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "the repository's source/)")
     parser.add_argument("--edition", choices=EDITIONS, default=None,
                         help="grade the full lab or its core path (extensions "
-                             "worked, not graded; autograder/editions.py); "
+                             "worked, not graded; autograder/scoring/editions.py); "
                              "default: the edition of the release built beside "
                              "SOURCE (SOURCE/../release/ASSIGNMENT), full when "
                              "there is none")
@@ -402,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             masters = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rag-core-")))
             source = write_core_masters(source, masters / "source")
             print(f"grading the core edition of {args.assignment}: extension parts "
-                  "score nothing (autograder/editions.py)", flush=True)
+                  "score nothing (autograder/scoring/editions.py)", flush=True)
         return grade_class(parser, args, submissions, out, source, threads)
 
 
@@ -415,7 +422,7 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
     limits = limits_of(args, threads)
     if limits.sandbox:  # once: how much of the sandbox a cgroup caps here
-        from kernel_sandbox import cgroup_note
+        from autograder.run.kernel_sandbox import cgroup_note
 
         print(cgroup_note(limits.sandbox_memory_bytes, limits.processes + SANDBOX_TASKS)
               + (" (on this machine; the Dask workers decide for themselves)"
@@ -493,7 +500,7 @@ def grade_class(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if digest(s) != before[s.name]:  # never expected; loud if it ever happens
             raise SystemExit(f"submission of {s.name} changed during grading")
     if not args.no_report:
-        import report
+        from autograder.reports import report
 
         try:
             report.write(out, scores, outcomes, similar)

@@ -1,7 +1,7 @@
 """`nbgrader ARGS`, as the environment's own `nbgrader` script runs it, with
 one change: a new gradebook learns its schema revision in this process.
 
-    python autograder/nbgrader_main.py generate_assignment lab --force
+    python autograder/run/nbgrader_main.py generate_assignment lab --force
 
 nbgrader stamps every gradebook it creates with the newest revision of its
 alembic migrations, which it reads by running `alembic heads` in a new

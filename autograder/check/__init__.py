@@ -1,0 +1,1 @@
+"""Check: the student's own check of a notebook (make check)."""

@@ -1,0 +1,1 @@
+"""Intake: which submissions are graded, what is recorded of each, and when they were due."""

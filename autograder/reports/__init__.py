@@ -1,0 +1,1 @@
+"""Reports: the class report and the formgrader's safety."""

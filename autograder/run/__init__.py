@@ -1,0 +1,1 @@
+"""Run: nbgrader as this pack runs it, the two sandboxes and the judge."""

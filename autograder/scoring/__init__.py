@@ -1,0 +1,1 @@
+"""Scoring: what a submission earned, and what was wrong with it."""
