@@ -10,8 +10,8 @@ sandbox as uid U + UID_OFFSET, so that no code path in it, should one ever
 turn a student's bytes into code, runs as root or sees more than this:
 
   * the system, the Python environment, `ragkit/` and `data/`, read-only;
-  * the grader's code: a copy of autograder/*.py made for the batch
-    (`code_folder`), read-only, never the repository's other folders;
+  * the grader's code: a copy of the autograder package made for the
+    batch (`code_folder`), read-only, never the repository's other folders;
   * the student's course folder (their submission, the one assignment's
     masters, a gradebook holding only them), read-write, handed to that
     user before the sandbox starts;
@@ -37,10 +37,8 @@ import sys
 import threading
 from pathlib import Path
 
-from autograder.run.nbgrader_cli import copy_module, grader_modules
+from autograder.run.nbgrader_cli import TOP as ROOT, copy_module, grader_modules
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 UID_OFFSET = 100_000
 MB = 2 ** 20
 MEMORY_BYTES = 3072 * MB   # the grader's cgroup: nbgrader, the judge, feedback
