@@ -50,9 +50,9 @@ SAMPLE = ["correct", "ast_transformer", "lying_str", "leak_hidden",
           "patch_builtins", "lower_points", "too_many_files", "link_student",
           "link_assignment", "link_inside", "named_pipe", "ignore_interrupt",
           "notebook_output_flood", "too_many_cells", "judge_object_by_name",
-          "judge_huge_array", "judge_callback_flood", "judge_code_execution",
-          "exit_when_called", "twin_by_other_name", "blank_part_a", "blank_part_d",
-          "foreign_labels"]
+          "judge_huge_array", "judge_callback_flood", "judge_flood_swallows_interrupt",
+          "judge_code_execution", "exit_when_called", "twin_by_other_name",
+          "blank_part_a", "blank_part_d", "foreign_labels"]
 EVERY_CASE = os.environ.get("RAGKIT_ALL_HOSTILE") == "1"
 
 

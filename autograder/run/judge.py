@@ -266,6 +266,8 @@ class Judge:
         self._inner = None  # the container being sent whole just now
         self.serving = 0  # callbacks of the kernel being answered, nested
         self.looping = None  # the kernel's request loop, while a test runs
+        self.stopped_loop = False  # _abandon_loop saw that loop end (this cell)
+        self.abandoned: list[str] = []  # what _abandon_loop did (this cell), for the log
         # execute requests the kernel has finished: an input() one of them
         # asked and nobody answered is stale, and an answer to it would be
         # read by whichever input() the kernel is in now (ipykernel does not
@@ -367,32 +369,50 @@ class Judge:
         interrupt the kernel and end its request loop, answering whatever it
         still asks with the end, for at most `grace` seconds. A kernel that
         keeps asking, or ignores the interrupt, is left to GuardedExecute,
-        which stops it when it does not answer."""
+        which stops it when it does not answer; `stopped_loop` says whether
+        the loop's cell came to its end here (then the kernel is idle)."""
         # held before the loop is let go: an alarm ringing between the two
         # (the deadline's timer fires at about the time _left fails the
         # cell) left the loop forgotten and never interrupted, and a call
         # that keeps running then ate the next cell's time
         self._held += 1
+        msg_id, started, interrupts, answered = None, time.monotonic(), 0, 0
         try:
             msg_id, self.looping = self.looping, None
             if msg_id is None or self.kc is None:
                 return
-            with contextlib.suppress(Exception):
-                self._kernel("interrupt_kernel")
-            until = time.monotonic() + grace
+            until = started + grace
+            again = 0.0  # when to interrupt (again): a kernel still asking
+            # a second after an interrupt has not had it, so it is repeated
             while time.monotonic() < until:
+                if time.monotonic() >= again:
+                    with contextlib.suppress(Exception):
+                        self._kernel("interrupt_kernel")
+                    interrupts += 1
+                    again = float("inf")
                 with contextlib.suppress(Empty):
                     msg = self.kc.stdin_channel.get_msg(timeout=0.05)
                     if msg["header"]["msg_type"] == "input_request" and \
                             msg["parent_header"].get("msg_id") not in self.ended:
                         self.kc.input(json.dumps({"end": True}))
+                        answered += 1
+                        again = min(again, time.monotonic() + 1.0)
                 with contextlib.suppress(Empty):
                     reply = self.kc.shell_channel.get_msg(timeout=0.05)
                     if reply["parent_header"].get("msg_id") == msg_id:
                         self.ended.add(msg_id)
+                        self.stopped_loop = True
                         return
+        except Exception as err:
+            self.abandoned.append(f"{type(err).__name__}: {err}")
+            raise
         finally:
             self._held -= 1
+            if msg_id is not None:
+                self.abandoned.append(
+                    f"{interrupts} interrupt(s), {answered} request(s) answered, loop "
+                    f"{'ended' if self.stopped_loop else 'not ended'} in "
+                    f"{time.monotonic() - started:.2f} s")
 
     def _died(self) -> JudgeError:
         """The kernel is gone: the cell's verdict, whatever the test catches,
@@ -745,6 +765,9 @@ class Judge:
             self.connect()
         self.deadline = time.monotonic() + self.timeout
         self.fault = None
+        self.stopped_loop = False
+        self.abandoned = []
+        self.serving = 0  # (an alarm that cut a callback's `serving -= 1` left it)
         try:
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()), self._alarm():
@@ -767,6 +790,9 @@ class Judge:
         self.mine.clear()
         self.deadline = time.monotonic() + self.timeout
         self.fault = None
+        self.stopped_loop = False
+        self.abandoned = []
+        self.serving = 0  # (an alarm that cut a callback's `serving -= 1` left it)
         printed = io.StringIO()
         failure = None
         try:

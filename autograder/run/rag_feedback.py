@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
 import html
 import re
 import time
@@ -394,6 +395,9 @@ class GuardedExecute(Execute):
             self.log.info("judged %s in %.2f s (%d calls to the kernel)",
                           meta.get("grade_id", index), time.monotonic() - started,
                           self._judge.calls - calls)
+            if self._judge.abandoned:
+                self.log.info("ended the kernel's request loop of %s: %s",
+                              meta.get("grade_id", index), "; ".join(self._judge.abandoned))
             self._drain_iopub()
             return verdict
         if meta.get("locked") and not meta.get("solution"):
@@ -449,12 +453,22 @@ class GuardedExecute(Execute):
         self._note_oom_kills(cell, kills)
         return cell, resources
 
-    def _stop_if_deaf(self, cell, index: int) -> None:
+    def _stop_if_deaf(self, cell, index: int, again: bool = False) -> None:
         """After a cell's time limit: a kernel that does not answer within
         the grace ignores the interrupt, and every later cell would wait out
-        its own limit behind it; stop it, and fail the rest at once."""
+        its own limit behind it; stop it, and fail the rest at once. With
+        `again`, a kernel still busy after the grace is interrupted once more
+        and given the grace again before that."""
         if self._responds(self.interrupt_grace):
             return
+        if again:
+            async def interrupt():
+                await ensure_async(self.km.interrupt_kernel())
+
+            with contextlib.suppress(Exception):
+                run_sync(interrupt)()
+            if self._responds(self.interrupt_grace):
+                return
         self._stop_kernel()
         self._died_in = index
         self._not_run = (f"not run: the kernel was stopped in cell {index}, "
@@ -475,8 +489,12 @@ class GuardedExecute(Execute):
         names = [o.get("ename") for o in cell.outputs if o.get("output_type") == "error"]
         if "KernelDied" in names:
             self._died_in = index
-        elif "CellTimeoutError" in names:
-            self._stop_if_deaf(cell, index)
+        elif "CellTimeoutError" in names and not self._judge.stopped_loop:
+            # (a kernel whose interrupted request loop came to its end in
+            # the judge took the interrupt: it is idle, no probe needed;
+            # one that did not is interrupted once more before it is
+            # stopped: one run in many under load lost it that way)
+            self._stop_if_deaf(cell, index, again=True)
         self._note_oom_kills(cell, kills)
 
     def _oom_kills(self) -> int:

@@ -365,6 +365,19 @@ ATTACKS = {
                              "def word_count(text):\n    while True:\n        try:\n"
                              "            input(ASK + json.dumps({'op': 'len', 'ref': 1}))\n"
                              "        except Exception:\n            pass"),
+    # the same, but the first interrupt at the time limit is swallowed, as
+    # if it had been lost: the judge interrupts again while the kernel keeps
+    # asking, the loop ends, and only the part whose time ran out is lost
+    "judge_flood_swallows_interrupt": ("tiny_a", "import json, sys\n\n"
+                                       "ASK = sys.modules['_rag_judge'].ASK\n\n"
+                                       "def word_count(text):\n    swallowed = False\n"
+                                       "    while True:\n        try:\n"
+                                       "            input(ASK + json.dumps({'op': 'len', "
+                                       "'ref': 1}))\n"
+                                       "        except KeyboardInterrupt:\n"
+                                       "            if swallowed:\n                raise\n"
+                                       "            swallowed = True\n"
+                                       "        except Exception:\n            pass"),
     # code that reached the judge's process on purpose (the test-only hole
     # judge.HOLE_VARIABLE, set by tests/test_hostile.py): it runs there as
     # the grader's user in the grader's sandbox, and finds nothing to read
@@ -413,7 +426,8 @@ LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "patch_ragkit": "a", "lying_equality": "a", "ast_transformer": "a",
         "pre_run_hook": "a", "displayhook_call": "a", "lying_lambda_eq": "a",
         "lying_str": "c", "judge_object_by_name": "a", "judge_huge_array": "a",
-        "judge_callback_flood": "a", "twin_by_other_name": "d"}
+        "judge_callback_flood": "a", "judge_flood_swallows_interrupt": "a",
+        "twin_by_other_name": "d"}
 # cheats that pass part A's visible test and lose only its hidden point
 HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a", "patch_fresh_code": "a"}
 # attacks on the kernel's own machinery that break Part E's tests too: its
@@ -446,8 +460,9 @@ NOTES = {
        for case, cells in (("judge_object_by_name", ("tiny_test_a", "tiny_hidden_a")),
                            ("judge_huge_array", ("tiny_test_a", "tiny_hidden_a",
                                                  "tiny_test_e", "tiny_hidden_e")))},
-    "judge_callback_flood": [f"{NB}: cell '{gid}' ran past the time limit"
-                             for gid in ("tiny_test_a", "tiny_hidden_a")],
+    **{case: [f"{NB}: cell '{gid}' ran past the time limit"
+              for gid in ("tiny_test_a", "tiny_hidden_a")]
+       for case in ("judge_callback_flood", "judge_flood_swallows_interrupt")},
     "twin_by_other_name": [f"{NB}: cell '{gid}' tests a function that runs ragkit's own "
                            "twin of the piece it builds; scored 0"
                            for gid in ("tiny_test_d", "tiny_hidden_d")],
