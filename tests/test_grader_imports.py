@@ -101,3 +101,22 @@ def test_every_module_is_in_one_room_and_imports_only_upwards():
                  for dep in sorted(imports_of(path, set(paths)))
                  if room_of[dep] > room_of[name]]
     assert not downwards, downwards
+
+
+def test_the_files_copied_into_course_folders_bring_what_they_import():
+    """nbgrader_cli.GRADER_FILES is all of the grader that a course folder
+    (the hub's, the formgrader's, each student's) holds: every grader module
+    those files import, at any depth, is among them."""
+    import sys
+    sys.path.insert(0, str(GRADER.parent))
+    from autograder.run.nbgrader_cli import GRADER_FILES
+    every = modules()
+    copied = {p.stem for p in GRADER_FILES}
+    todo, reached = list(copied), set()
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        todo += imports_of(every[name], set(every))
+    assert reached <= copied, f"imported but not copied: {sorted(reached - copied)}"

@@ -458,7 +458,7 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
         assert float(scores.loc[student, "score"]) == kept, student
         assert cells_named(student, "ragkit's own twin") == lost, student
     # yan left Part A blank and reached the other two parts' answers through
-    # ragkit functions of other names (judge.TWINS)
+    # ragkit functions of other names (twins.TWINS)
     assert float(scores.loc["yan_aliases", "score"]) == kept
     assert cells_named("yan_aliases", "ragkit's own twin") == {
         gid for gid in lost if "token_vectors" not in gid}

@@ -84,7 +84,7 @@ def test_counted_ragkit_is_the_package_with_counts():
 
 # Ways to get a task's answer from ragkit without calling the function of
 # the task's own name, one per task that has one: each must count a name the
-# judge forbids for that task (its own name, or judge.TWINS). Written here,
+# judge forbids for that task (its own name, or twins.TWINS). Written here,
 # from ragkit's API, not from the table they check.
 ROUTES = r'''
 import json, math
@@ -139,7 +139,7 @@ print(json.dumps(ran))
 
 def test_every_other_route_to_a_tasks_answer_is_forbidden():
     sys.path.insert(0, str(ROOT))
-    from autograder.run.judge import TWINS as twins
+    from autograder.run.twins import TWINS as twins
     ran = run_counted(ROUTES)
     broken = {task: names for task, names in ran.items() if isinstance(names, str)}
     assert not broken, broken

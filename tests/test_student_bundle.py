@@ -76,11 +76,12 @@ def test_instructor_material_stays_out(bundle, path):
 
 
 def test_autograder_holds_the_checker_and_no_grading_scripts(bundle):
-    """validate.py, what it imports and the nbgrader settings; nothing the
-    instructor grades with."""
+    """validate.py, what it imports (with the call counting and the twins
+    its check of a task's function reads) and the nbgrader settings;
+    nothing the instructor grades with."""
     names = {p.name for p in (bundle[1] / "autograder").rglob("*.py")}
     assert {"validate.py", "nbgrader_cli.py", "nbgrader_config.py",
-            "rag_feedback.py", "__init__.py"} <= names, names
+            "rag_feedback.py", "__init__.py", "ragkit_watch.py", "twins.py"} <= names, names
     graders = {"grade.py", "course.py", "make_sample_class.py", "mutants.py",
                "report.py"}
     assert not names & graders, f"grading scripts packed: {names & graders}"

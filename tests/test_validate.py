@@ -297,6 +297,35 @@ def test_an_answered_part_keeps_a_failing_hidden_call_at_zero():
         == f"0/{row['hidden']['possible']:g}"
 
 
+
+def test_a_function_that_runs_ragkits_own_piece_fails_the_check(tmp_path):
+    """The check fails a part whose function hands its work to ragkit's
+    twin (here 02's split_into_sentences calling ragkit.text's
+    split_sentences), with the message the grader gives, before the hand-in;
+    the same copy with its own answer passes, and the other parts keep
+    their points."""
+    master = next(m for m in MASTERS if m.name.startswith("02"))
+    nb = nbformat.read(RELEASE / master.name, as_version=4)
+    msc.fill(nb, msc.master_answers(master))
+    (tmp_path / "own").mkdir()
+    nbformat.write(nb, tmp_path / "own" / master.name)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                  and "def split_into_sentences" in c.source)
+    answer.source = ("from ragkit.text import split_sentences as cut\n\n\n"
+                     "def split_into_sentences(text):\n    return cut(text)\n")
+    (tmp_path / "twin").mkdir()
+    nbformat.write(nb, tmp_path / "twin" / master.name)
+
+    own = run(str(tmp_path / "own"))
+    assert own.returncode == 0, own.stdout
+    twin = run(str(tmp_path / "twin"))
+    assert twin.returncode == 1, twin.stdout
+    failing = [line for line in twin.stdout.splitlines() if " FAIL " in line]
+    assert len(failing) == 1, twin.stdout
+    assert "DelegatedToPackage: split_into_sentences runs ragkit's split_sentences" \
+        in failing[0], failing
+
+
 # ---- the core edition (make build CORE=1): worked parts carry no points
 
 def core_copy(stem: str) -> nbformat.NotebookNode:

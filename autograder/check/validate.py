@@ -19,6 +19,15 @@ part (the core edition's 01, 02, 08, 09) says so instead of an empty table. The
 "VALIDATION FAILED" banner, which nbgrader prints per notebook, comes once at
 the end, counting parts.
 
+A task's function that hands its work to ragkit's own version of the piece
+(its namesake, or one of `twins.TWINS`) scores 0 at grading; the check
+fails its visible tests the same way, with the grader's message, so a
+student learns it before the hand-in. A first cell, added to the run and
+left out of the table (GUARD), makes ragkit count its calls
+(ragkit_watch.py) and, during each test cell, wraps the functions the
+answer cells define so that a call which ran such a piece raises
+DelegatedToPackage.
+
 `--nb NAME` checks one notebook of the folders named (or of their
 subfolders): by number (`07`, `7`), by name (`07_measuring`,
 `measuring`, `quiz`) or file name. `make check NB=07` passes it on.
@@ -32,6 +41,7 @@ which is what the student edition must do before any work is done; no table).
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import re
 import sys
@@ -46,7 +56,9 @@ from nbgrader.validator import Validator
 # run as a script: the folder that holds autograder/
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from autograder.run import ragkit_watch, twins
 from autograder.run.nbgrader_cli import nbgrader_settings
+from autograder.run.python_tree import parse
 from autograder.run.rag_feedback import (BEGIN, HIDDEN_DOC, PART_HEADING, docstring, error_message,
                           is_hidden, parts_of)
 
@@ -141,14 +153,90 @@ def up_to_the_last_graded_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
     return nb
 
 
+# the first cell of a checked notebook (removed from what the table reads):
+# ragkit counts its calls (ragkit_watch.py), and during each test cell the
+# answer cells' functions are wrapped so that one which runs ragkit's own
+# piece of its task fails the test, as it does at grading (judge.py)
+GUARD = """\
+def _rag_check_guard(watch, twins, tests, names):
+    import functools, sys, types
+    from IPython import get_ipython
+    modules = {}
+    for name, source in (("_ragkit_watch", watch), ("_ragkit_twins", twins)):
+        modules[name] = sys.modules[name] = types.ModuleType(name)
+        exec(compile(source, "<" + name + ">", "exec"), modules[name].__dict__)
+    modules["_ragkit_watch"].install()
+    calls, told = modules["_ragkit_watch"].calls, modules["_ragkit_twins"]
+    shell, wrapped = get_ipython(), {}
+
+    class DelegatedToPackage(Exception):
+        \"\"\"The function ran ragkit's own piece of the task it answers.\"\"\"
+
+    def guard(name, fn):
+        forbid = told.forbidden(name)
+
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            before = [calls.get(n, 0) for n in forbid]
+            result = fn(*args, **kwargs)
+            ran = [n for n, b in zip(forbid, before) if calls.get(n, 0) != b]
+            if ran:
+                raise DelegatedToPackage(told.delegated(name, ran))
+            return result
+        return guarded
+
+    def before(info):
+        if info.raw_cell in tests:
+            for name in names:
+                fn = shell.user_ns.get(name)
+                if callable(fn) and not isinstance(fn, type):
+                    shell.user_ns[name] = wrapped[name] = guard(name, fn)
+
+    def after(result):
+        for name, fn in wrapped.items():
+            if shell.user_ns.get(name) is fn:
+                shell.user_ns[name] = fn.__wrapped__
+        wrapped.clear()
+
+    shell.events.register("pre_run_cell", before)
+    shell.events.register("post_run_cell", after)
+"""
+
+
+def with_guard(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`nb` with GUARD as its first cell, naming the functions its answer
+    cells define and the sources of its test cells."""
+    names, tests = set(), set()
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code":
+            continue
+        if meta.get("grade") and not meta.get("solution"):
+            tests.add(cell.source)
+        elif meta.get("solution"):
+            try:
+                tree = parse(cell.source)
+            except SyntaxError:
+                continue
+            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    watch, told = (Path(m.__file__).read_text(encoding="utf-8") for m in (ragkit_watch, twins))
+    source = (f"{GUARD}\n\n_rag_check_guard({watch!r}, {told!r}, {tests!r}, "
+              f"{sorted(names)!r})\ndel _rag_check_guard\n")
+    nb.cells.insert(0, nbformat.v4.new_code_cell(source))
+    return nb
+
+
 class KeepingValidator(Validator):
     """nbgrader's own Validator, which keeps the notebook it ran, so that
     the table explains the very run that gave the verdict. It runs the
-    notebook only down to its last graded or answer cell."""
+    notebook only down to its last graded or answer cell, after GUARD."""
     ran: nbformat.NotebookNode | None = None
 
     def _preprocess(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-        self.ran = super()._preprocess(up_to_the_last_graded_cell(nb))
+        self.ran = super()._preprocess(with_guard(up_to_the_last_graded_cell(nb)))
+        guard = self.ran.cells.pop(0)
+        if message := error_message(guard, MESSAGE_WIDTH * 2):
+            raise RuntimeError(f"the check's own first cell failed: {message}")
         return self.ran
 
 

@@ -59,36 +59,12 @@ from queue import Empty
 
 from autograder.run import judge_kernel as wire
 from autograder.run.python_tree import parse
+from autograder.run.twins import delegated, forbidden
 
 HERE = Path(__file__).resolve().parent
 
 KERNEL_SOURCE = (HERE / "judge_kernel.py").read_text(encoding="utf-8")
 WATCH_SOURCE = (HERE / "ragkit_watch.py").read_text(encoding="utf-8")
-# ragkit functions, besides the one of the same name, that hand a task its
-# answer under another name (a task's test fails when its function calls
-# one): found by calling each and seeing which names ran (ragkit_watch), and
-# checked route by route in tests/test_ragkit_watch.py. None of them is a
-# piece a task's text tells the student to use.
-TWINS = {
-    "answer_table": {"grade_answers"},                   # 01
-    "split_into_sentences": {"split_sentences"},         # 02
-    "rag_sequence": {"log_rag_sequence"},
-    "rag_token": {"log_rag_token"},
-    "ceiling_table": {"ceiling_curve"},
-    "storage_table": {"overlap_storage"},                # 03
-    "ivf_search": {"search"},                            # IVFIndex.search
-    "bm25_idf": {"idf"},                                 # 04: BM25Index.idf
-    "bm25_scores": {"scores", "weights"},                # BM25Index's
-    "maxsim": {"maxsim_many"},                           # 05
-    "maxsim_rerank": {"rerank", "rerank_vectors", "maxsim_many"},
-    "grounded_answer": {"best_sentence"},                # 06
-    "mrr": {"first_relevant_rank"},                      # 07
-    "chunk_size_study": {"question_scores"},             # retrieval.evaluate's
-    "refresh": {"refresh_index"},                        # 08
-    "search_as": {"filtered_search"},
-    "score_step": {"score_questions"},                   # 09
-    "run_ablation": {"question_runs"},
-}
 BUILTIN_NAMES = set(vars(builtins))
 # values that cannot change, so one sent before may be sent as "the same
 # again" (Judge.known); a container shorter than KEEP_FROM goes whole
@@ -539,10 +515,7 @@ class Judge:
             # the names the kernel says ran, as far as the judge asked about them
             ran = [n for n in request.get("forbid", ()) if
                    type(reply["delegated"]) is list and n in reply["delegated"]]
-            which = f"ragkit's {', '.join(ran)}" if ran else "ragkit's own piece"
-            raise DelegatedToPackage(
-                f"{name} runs {which}, which gives what this task asks you to build; "
-                "write it yourself (calling ragkit is fine where a task says so)")
+            raise DelegatedToPackage(delegated(name, ran))
         if reply.get("tampered"):
             raise CountingTurnedOff(f"{name} ran with the counting of ragkit's calls "
                                    "switched off")
@@ -725,7 +698,7 @@ class Judge:
         return self.ask({"op": "lookup", "name": name}, name=name)
 
     def call(self, fn: StudentName, args, kwargs):
-        forbid = sorted({fn._name, *TWINS.get(fn._name, ())})
+        forbid = forbidden(fn._name)
         request = {"op": "call", "ref": fn._ref, "forbid": forbid,
                    "args": self.plain(list(args)), "kwargs": self.plain(dict(kwargs))}
         return self.ask(request, name=fn._name)

@@ -12,7 +12,7 @@ so tracebacks keep the package's line numbers):
 where `_ragkit_note`, a global the loader gives each module, is `note`,
 which adds one to `calls[name]` (0.16 microseconds a call here).
 judge_kernel._call compares the counts of the names a judged call must not
-reach (the function under test and its twins, judge.TWINS) before and
+reach (the function under test and its twins, twins.TWINS) before and
 after the call. The count is part of
 the function's code, not of a hook around it, so calling the twin through
 an alias, `importlib`, a reloaded module, a renamed code object or a

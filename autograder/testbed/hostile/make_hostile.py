@@ -6,7 +6,7 @@ score and the problems.csv lines each must get.
 The assignment is a five-part notebook of its own (source/hostile/tiny.ipynb
 here, 13 points: A 2+1, B 2+1, C 2, D 2+1, E 1+1), small so that the whole
 class grades in about a minute. Part D has a twin in ragkit under another
-name (split_sentences, judge.TWINS); Part E builds on Parts A and D, and its
+name (split_sentences, twins.TWINS); Part E builds on Parts A and D, and its
 tests call it with the reference's A and D swapped in, so a slip in A or D
 costs points only there. Every case starts from the release nbgrader makes
 of it and changes it the way an attacker, or a careless student, would.
@@ -411,7 +411,7 @@ ATTACKS = {
                              "    pass\nanswer = -1 if found else len(tokenize(TEXT))\n"
                              "\'\'\'\n\n\ndef word_count(text):\n"
                              "    return PROBE.replace('TEXT', repr(text))"),
-    # Part D's answer from ragkit's function of another name (judge.TWINS):
+    # Part D's answer from ragkit's function of another name (twins.TWINS):
     # the part scores 0 and the feedback names the function that ran
     "twin_by_other_name": ("tiny_d", "from ragkit.text import split_sentences\n\n"
                            "def split_into_sentences(text):\n"
