@@ -24,8 +24,8 @@ A task's function that hands its work to ragkit's own version of the piece
 fails its visible tests the same way, with the grader's message, so a
 student learns it before the hand-in. A first cell, added to the run and
 left out of the table (GUARD), makes ragkit count its calls
-(ragkit_watch.py) and, during each test cell, wraps the functions the
-answer cells define so that a call which ran such a piece raises
+(ragkit_watch.py) and, during each test cell, wraps the answer cells'
+functions that cell names, so that a call which ran such a piece raises
 DelegatedToPackage.
 
 `--nb NAME` checks one notebook of the folders named (or of their
@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import io
 import re
 import sys
@@ -155,10 +156,11 @@ def up_to_the_last_graded_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
 
 # the first cell of a checked notebook (removed from what the table reads):
 # ragkit counts its calls (ragkit_watch.py), and during each test cell the
-# answer cells' functions are wrapped so that one which runs ragkit's own
-# piece of its task fails the test, as it does at grading (judge.py)
+# answer cells' functions it names are wrapped so that one which runs
+# ragkit's own piece of its task fails the test, as it does at grading
+# (judge.py)
 GUARD = """\
-def _rag_check_guard(watch, twins, tests, names):
+def _rag_check_guard(watch, twins, tests):
     import functools, sys, types
     from IPython import get_ipython
     modules = {}
@@ -186,11 +188,10 @@ def _rag_check_guard(watch, twins, tests, names):
         return guarded
 
     def before(info):
-        if info.raw_cell in tests:
-            for name in names:
-                fn = shell.user_ns.get(name)
-                if callable(fn) and not isinstance(fn, type):
-                    shell.user_ns[name] = wrapped[name] = guard(name, fn)
+        for name in tests.get(info.raw_cell, ()):
+            fn = shell.user_ns.get(name)
+            if callable(fn) and not isinstance(fn, type):
+                shell.user_ns[name] = wrapped[name] = guard(name, fn)
 
     def after(result):
         for name, fn in wrapped.items():
@@ -204,24 +205,24 @@ def _rag_check_guard(watch, twins, tests, names):
 
 
 def with_guard(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """`nb` with GUARD as its first cell, naming the functions its answer
-    cells define and the sources of its test cells."""
-    names, tests = set(), set()
+    """`nb` with GUARD as its first cell, given each test cell's source and
+    the answer cells' functions it names (those the grader checks: the
+    judge checks the functions a test calls, not the helpers they call)."""
+    defined, tests = set(), {}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code":
-            continue
-        if meta.get("grade") and not meta.get("solution"):
-            tests.add(cell.source)
-        elif meta.get("solution"):
-            try:
-                tree = parse(cell.source)
-            except SyntaxError:
-                continue
-            names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        if cell.cell_type == "code" and meta.get("solution"):
+            with contextlib.suppress(SyntaxError):
+                defined |= {n.name for n in parse(cell.source).body
+                            if isinstance(n, ast.FunctionDef)}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            with contextlib.suppress(SyntaxError):
+                names = {n.id for n in ast.walk(parse(cell.source)) if isinstance(n, ast.Name)}
+                tests[cell.source] = sorted(names & defined)
     watch, told = (Path(m.__file__).read_text(encoding="utf-8") for m in (ragkit_watch, twins))
-    source = (f"{GUARD}\n\n_rag_check_guard({watch!r}, {told!r}, {tests!r}, "
-              f"{sorted(names)!r})\ndel _rag_check_guard\n")
+    source = f"{GUARD}\n\n_rag_check_guard({watch!r}, {told!r}, {tests!r})\ndel _rag_check_guard\n"
     nb.cells.insert(0, nbformat.v4.new_code_cell(source))
     return nb
 
