@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from autograder.run.judge import transform  # noqa: E402
+from autograder.run.python_tree import transform  # noqa: E402
 from autograder.run.rag_feedback import nbgrader_meta, parts_of  # noqa: E402
 
 # the course's masters, and the hostile class's (whose Part E builds on A and D)

@@ -59,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autograder.run import ragkit_watch, twins
 from autograder.run.nbgrader_cli import nbgrader_settings
-from autograder.run.python_tree import parse
+from autograder.run.python_tree import names_loaded, parse
 from autograder.run.rag_feedback import (BEGIN, HIDDEN_DOC, PART_HEADING, docstring, error_message,
                           is_hidden, parts_of)
 
@@ -218,9 +218,7 @@ def with_guard(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            with contextlib.suppress(SyntaxError):
-                names = {n.id for n in ast.walk(parse(cell.source)) if isinstance(n, ast.Name)}
-                tests[cell.source] = sorted(names & defined)
+            tests[cell.source] = sorted(names_loaded(cell.source) & defined)
     watch, told = (Path(m.__file__).read_text(encoding="utf-8") for m in (ragkit_watch, twins))
     source = f"{GUARD}\n\n_rag_check_guard({watch!r}, {told!r}, {tests!r})\ndel _rag_check_guard\n"
     nb.cells.insert(0, nbformat.v4.new_code_cell(source))

@@ -58,7 +58,7 @@ from queue import Empty
 
 
 from autograder.run import judge_kernel as wire
-from autograder.run.python_tree import parse
+from autograder.run.python_tree import names_loaded, parse, transform
 from autograder.run.twins import delegated, forbidden
 
 HERE = Path(__file__).resolve().parent
@@ -114,20 +114,6 @@ class DelegatedToPackage(Exception):
 
 class CountingTurnedOff(Exception):
     """The student's code switched off the counting of ragkit's calls."""
-
-
-def transform(source: str) -> str:
-    """A cell's source as plain Python (IPython magics become calls)."""
-    from IPython.core.inputtransformer2 import TransformerManager
-    return TransformerManager().transform_cell(source)
-
-
-def names_loaded(source: str) -> set[str]:
-    try:
-        tree = parse(transform(source))
-    except SyntaxError:
-        return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
 
 
 def names_bound(source: str) -> set[str]:

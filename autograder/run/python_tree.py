@@ -1,4 +1,5 @@
-"""ast.parse that two threads can call at once.
+"""Reading a cell's Python: ast.parse that two threads can call at once, the
+cell as plain Python (IPython's magics become calls) and the names it reads.
 
 The grader parses cells in the threads that grade students side by side
 (grade.py, the mutant runs). CPython 3.11 keeps the depth count it checks
@@ -21,3 +22,18 @@ def parse(source: str) -> ast.Module:
     """ast.parse(source), never while another of our threads parses."""
     with _ONE_AT_A_TIME:
         return ast.parse(source)
+
+
+def transform(source: str) -> str:
+    """A cell's source as plain Python (IPython magics become calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+    return TransformerManager().transform_cell(source)
+
+
+def names_loaded(source: str) -> set[str]:
+    """The names a cell's code reads (none when it is not Python)."""
+    try:
+        tree = parse(transform(source))
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

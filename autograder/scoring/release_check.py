@@ -11,9 +11,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.intake.intake import MB, digest
-from autograder.run.judge import transform
 from autograder.run.nbgrader_cli import STUDENT_OWN
-from autograder.run.python_tree import parse
+from autograder.run.python_tree import parse, transform
 
 
 HIDDEN_MARK = "BEGIN HIDDEN TESTS"
