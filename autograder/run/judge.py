@@ -352,14 +352,26 @@ class Judge:
                         self._kernel("interrupt_kernel")
                     interrupts += 1
                     again = float("inf")
-                with contextlib.suppress(Empty):
+                try:
                     msg = self.kc.stdin_channel.get_msg(timeout=0.05)
-                    if msg["header"]["msg_type"] == "input_request" and \
-                            msg["parent_header"].get("msg_id") not in self.ended:
-                        self.kc.input(json.dumps({"end": True}))
-                        answered += 1
-                        again = min(again, time.monotonic() + 1.0)
-                with contextlib.suppress(Empty):
+                    asks = msg["header"]["msg_type"] == "input_request" and \
+                        msg["parent_header"].get("msg_id") not in self.ended
+                except Empty:
+                    asks = False
+                except ValueError:
+                    # frames that do not make a message ("Invalid
+                    # Signature"): an interrupt that landed between the
+                    # frames of a request the kernel was sending. That
+                    # request waits for its answer all the same; before,
+                    # this error left the loop running and the kernel was
+                    # stopped as one that ignores interrupts (1 grading in
+                    # 12 of judge_flood_swallows_interrupt under load)
+                    asks = True
+                if asks:
+                    self.kc.input(json.dumps({"end": True}))
+                    answered += 1
+                    again = min(again, time.monotonic() + 1.0)
+                with contextlib.suppress(Empty, ValueError):  # (ValueError: as above)
                     reply = self.kc.shell_channel.get_msg(timeout=0.05)
                     if reply["parent_header"].get("msg_id") == msg_id:
                         self.ended.add(msg_id)
