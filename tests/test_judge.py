@@ -390,3 +390,92 @@ def test_what_a_test_raised_becomes_one_error_line_named_for_the_student():
     assert judge.verdict(AssertionError("expected 4,\n got 5")) == (
         "AssertionError", "expected 4, got 5")
     assert len(judge.verdict(ValueError("v" * 5000))[1]) == 2000
+
+
+def _cell(kind: str, gid: str, source: str):
+    """A code cell of a made-up master: 'setup' (locked), 'answer' or 'test'."""
+    import nbformat
+    meta = {"grade": kind == "test", "grade_id": gid, "locked": kind != "answer",
+            "schema_version": 3, "solution": kind == "answer", "task": False}
+    if kind == "test":
+        meta["points"] = 1
+    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
+
+
+def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
+    """ragkit.reference.each in the judge, with a real kernel: many cases
+    go in few round trips, yet each verdict is the one the loop it stands
+    for gives: a wrong answer before a raise fails on the answer, a raise
+    first fails on the raise, a call of ragkit's twin fails as delegated,
+    and answers larger than a batch may hold all arrive in order."""
+    import nbformat
+    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+    import mutants
+
+    requests = {}
+    honest = judge.Judge.run_test
+
+    def counted(self, source, label, hidden):
+        before = self.calls
+        outputs = honest(self, source, label, hidden)
+        requests[label] = self.calls - before
+        return outputs
+
+    monkeypatch.setattr(judge.Judge, "run_test", counted)
+    loop = "for x, got in zip(CASES, each({fn}, CASES)):\n    assert got == x * x, f'wrong at {{x}}'"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("setup", "setup", "from ragkit.reference import each\nimport ragkit.text\n"
+                                "CASES = list(range(600))"),
+        _cell("answer", "answers",
+              "def square(x):\n    return x * x\n\n"
+              "def slips(x):\n    if x == 7:\n        raise ValueError('seven')\n"
+              "    return x * x + (x == 3)\n\n"
+              "def breaks(x):\n    raise KeyError('never')\n\n"
+              "def tokenize(text):\n    return ragkit.text.tokenize(text)\n\n"
+              "def wide(n):\n    return [n] * 1_000_000"),
+        _cell("test", "t_square", loop.format(fn="square")),
+        _cell("test", "t_slips", loop.format(fn="slips")),
+        _cell("test", "t_breaks", loop.format(fn="breaks")),
+        _cell("test", "t_twin", "list(each(tokenize, ['a laser'] * 5))"),
+        _cell("test", "t_wide", "got = list(each(wide, range(8)))\n"
+                                "assert [g[0] for g in got] == list(range(8))\n"
+                                "assert all(len(g) == 1_000_000 for g in got)"),
+    ]
+    step = mutants.GuardedExecute(timeout=60, kernel_name="python3", allow_errors=True,
+                                  config=mutants.nbgrader_settings())
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    errors = {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
+                                                  if o.output_type == "error"]
+              for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+    assert errors["t_square"] == []
+    assert errors["t_slips"] == [("AssertionError", "wrong at 3")]
+    assert errors["t_breaks"] == [("KeyError", "'never'")]
+    assert [e[0] for e in errors["t_twin"]] == ["DelegatedToPackage"]
+    assert errors["t_wide"] == [], errors["t_wide"]
+    count = {gid: n for label, n in requests.items() for gid in errors if gid in label}
+    # the name's lookup, 600 cases in batches of 1, 2, 4, ..., 256 and the
+    # 89 left (10 requests instead of 600), and the test's end
+    assert count["t_square"] == 1 + 10 + 1
+    # 8 answers of 3 MB: batches of 1, 2 and 4, where the kernel stops at
+    # 3 (BATCH_BYTES) and the fourth is asked again, then the last one
+    assert count["t_wide"] == 1 + 5 + 1
+
+
+@pytest.mark.parametrize("reply, cases", [
+    ({"values": [1, 4, 9]}, 2),                        # more answers than cases
+    ({"values": []}, 2),                               # none, and no error
+    ({"values": "1, 4"}, 2),                           # not a list
+    ({"values": [{"$obj": "os.system", "fields": {}}]}, 1),  # not data
+])
+def test_a_forged_batch_fails_the_cell_as_not_data(reply, cases):
+    """A kernel whose request loop was rewritten to answer a batch with more
+    answers than cases, with none (which would have the judge ask again
+    forever), or with what is not data, fails the test with NotData."""
+    j = judge.Judge(None, [], str(ROOT))
+    j.looping = "a loop"  # (as if the kernel were in its request loop)
+    j._nested = lambda request: json.dumps(reply)
+    fn = judge.StudentName(j, 1, "square")
+    with pytest.raises(judge.NotData):
+        list(j.each(fn, (range(cases),)))
+    assert isinstance(j.fault, judge.NotData)

@@ -28,7 +28,8 @@ from pathlib import Path
 # run as a script: the folder that holds autograder/
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from autograder.run.kernel_sandbox import runtime_tmpfs, start_zygote, stop_zygote
+from autograder.run.kernel_sandbox import (launch_zygote, runtime_tmpfs, start_zygote,
+                                           stop_zygote)
 from autograder.run.nbgrader_cli import die_with_parent
 
 
@@ -92,14 +93,17 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
     from autograder.run.kernel_sandbox import ZYGOTE, join_cgroup
 
     sockets_on_tmpfs(course)
-    zygote = start_zygote(Path(course), assignment, student)
+    # the zygote's imports and nbgrader's start-up, side by side: a kernel
+    # nbgrader asks for before the zygote serves waits for its socket
+    # (kernel_sandbox.outside)
+    launch = launch_zygote(Path(course), assignment, student)
+    zygote = None
     try:
-        if zygote is None:
+        if launch is None:
             print("the student's zygote did not start: no kernel can run", flush=True)
             return 1
         grader = s["grader"]
         socket_path = Path(s["runtime"], ZYGOTE)
-        os.chown(socket_path, grader["uid"], grader["uid"])
         # what a zygote started anew shows its kernels, kept where only root
         # writes: the course folder is the grader's user's from here on
         beside = Path(s["runtime"], "beside")
@@ -113,6 +117,12 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         cgroup = grader.get("cgroup")
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                 preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup else None)
+        zygote = launch.wait(owner=grader["uid"])
+        if zygote is None:
+            proc.kill()
+            proc.wait()
+            print("the student's zygote did not start: no kernel can run", flush=True)
+            return 1
         while proc.poll() is None:
             time.sleep(0.2)
             if zygote is not None and zygote.poll() is not None:
@@ -125,7 +135,7 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
                     os.chown(socket_path, grader["uid"], grader["uid"])
         return proc.returncode
     finally:
-        stop_zygote(zygote)
+        stop_zygote(zygote or (launch.proc if launch is not None else None))
 
 
 def steps(course: str, assignment: str, student: str, settings: str,

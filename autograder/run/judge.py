@@ -46,6 +46,7 @@ import builtins
 import contextlib
 import dataclasses
 import io
+import itertools
 import json
 import os
 import signal
@@ -70,6 +71,8 @@ BUILTIN_NAMES = set(vars(builtins))
 # again" (Judge.known); a container shorter than KEEP_FROM goes whole
 ATOMS = (str, int, float, bool, type(None))
 KEEP_FROM = 8
+# ragkit.reference.each: the most cases asked in one request
+BATCH_MOST = 256
 # A hole made on purpose, for the hostile class only: with the environment
 # variable below set to 1 (tests/test_hostile.py sets it for one batch), an
 # answer that is a string starting with HOLE_MARK is run as code here. It
@@ -179,6 +182,10 @@ class StudentName:
 
     def __repr__(self):
         return f"<{self._name} (in the student's kernel)>"
+
+    def _each(self, *iterables):
+        """ragkit.reference.each(self, *iterables): batched (Judge.each)."""
+        return self._judge.each(self, iterables)
 
 
 class Namespace(dict):
@@ -489,8 +496,10 @@ class Judge:
                 return prompt[len(wire.RESULT):]
             self._send(self.answer_callback(prompt))
 
-    def ask(self, request: dict, name: str = ""):
-        """Send `request` to the kernel; its answer as plain data (or raise)."""
+    def _exchange(self, request: dict, name: str, cases: int = 0):
+        """Send `request` to the kernel: (its reply, its answer decoded as
+        data, the student's error it carries or None). With `cases`, the
+        request is a batch of that many calls and the answer a list."""
         self.calls += 1
         if not (self.serving or self.looping):
             self.start_loop()
@@ -501,29 +510,78 @@ class Judge:
                 raise ValueError("not a reply")
             error = self.rebuild(reply["raise"]) if "raise" in reply else None
             value = None
-            if error is None and not {"delegated", "tampered", "missing"} & set(reply):
+            if cases:  # a batch: the answers before any stop, each
+                # held to the limits of one call's answer
+                value = reply.get("values")
+                if type(value) is not list or len(value) > cases:
+                    raise ValueError("not the answers of the cases sent")
+                value = [wire.Decoder(self.resolve)(one) for one in value]
+            elif error is None and not {"delegated", "tampered", "missing"} & set(reply):
                 value = wire.Decoder(self.resolve)(reply.get("value"))
         except (ValueError, TypeError) as err:
             raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
                                     f"this grader takes ({str(err)[:200]})")) from None
         if error is not None:
             self.kept.clear()  # (the kernel may have failed on what was sent)
-            raise error
+        return reply, value, error
+
+    def _refused(self, reply: dict, request: dict, name: str) -> Exception | None:
+        """What the test raises when the kernel says the call ran ragkit's
+        twin, or ran with the counting switched off."""
         if "delegated" in reply:
             # the names the kernel says ran, as far as the judge asked about them
             ran = [n for n in request.get("forbid", ()) if
                    type(reply["delegated"]) is list and n in reply["delegated"]]
-            raise DelegatedToPackage(delegated(name, ran))
+            return DelegatedToPackage(delegated(name, ran))
         if reply.get("tampered"):
-            raise CountingTurnedOff(f"{name} ran with the counting of ragkit's calls "
-                                   "switched off")
+            return CountingTurnedOff(f"{name} ran with the counting of ragkit's calls "
+                                     "switched off")
+        return None
+
+    def _opened(self, value):
+        if self.hole and type(value) is str and value.startswith(HOLE_MARK):
+            return self._run_answer(value)
+        return value
+
+    def ask(self, request: dict, name: str = ""):
+        """Send `request` to the kernel; its answer as plain data (or raise)."""
+        reply, value, error = self._exchange(request, name)
+        if error is None:
+            error = self._refused(reply, request, name)
+        if error is not None:
+            raise error
         if "missing" in reply:
             raise KeyError(name)
-        if self.hole and type(value) is str and value.startswith(HOLE_MARK):
-            value = self._run_answer(value)
+        value = self._opened(value)
         if reply.get("callable") is not None and isinstance(value, StudentName):
             object.__setattr__(value, "_name", name)
         return value
+
+    def each(self, fn: StudentName, iterables: tuple):
+        """fn(*case) for each case of zip(*iterables), in order: what
+        map(fn, *iterables) gives, in a round trip per batch of cases
+        instead of one per case (ragkit.reference.each). The batches grow
+        from 1 case to BATCH_MOST, so a test that fails on its first case
+        has run no more than a loop would; the kernel stops a batch at the
+        first case that raises (that error comes after the answers before
+        it) and at BATCH_BYTES of answers (the rest is asked again)."""
+        cases = zip(*iterables)
+        size = 1
+        while chunk := list(itertools.islice(cases, size)):
+            size = min(2 * size, BATCH_MOST)
+            while chunk:
+                request = {"op": "calls", "ref": fn._ref, "forbid": forbidden(fn._name),
+                           "cases": self.plain([list(case) for case in chunk])}
+                reply, values, error = self._exchange(request, fn._name, len(chunk))
+                error = error or self._refused(reply, request, fn._name)
+                for value in values:
+                    yield self._opened(value)
+                if error is not None:
+                    raise error
+                if not values:
+                    raise self.fail(NotData(f"the kernel answered none of the cases "
+                                            f"sent to {fn._name}"))
+                chunk = chunk[len(values):]
 
     @staticmethod
     def rebuild(exc) -> BaseException:

@@ -369,10 +369,48 @@ def guard(shell) -> None:
 def start_zygote(course: Path, assignment: str, student: str,
                  seconds: float = 120, settings: dict | None = None,
                  beside: Path | None = None) -> subprocess.Popen | None:
-    """Start the student's zygote (nbgrader_steps.py, before autograde) and
-    wait until it serves kernels; None when the course's kernels are not
-    sandboxed, preload nothing, or the zygote did not come up (its kernels
-    then start one sandbox each). Its sandbox dies with this process.
+    """Start the student's zygote and wait until it serves kernels
+    (launch_zygote, then ZygoteLaunch.wait); None when the course's kernels
+    are not sandboxed, preload nothing, or the zygote did not come up."""
+    launch = launch_zygote(course, assignment, student, settings, beside)
+    return launch.wait(seconds) if launch is not None else None
+
+
+class ZygoteLaunch:
+    """A zygote started by launch_zygote, not yet known to serve kernels:
+    its imports (a few seconds) go on while the caller starts nbgrader."""
+
+    def __init__(self, proc: subprocess.Popen | None, ready: int, pending: Path,
+                 final: Path):
+        self.proc, self.ready, self.pending, self.final = proc, ready, pending, final
+
+    def wait(self, seconds: float = 120, owner: int | None = None) -> subprocess.Popen | None:
+        """The zygote once it serves kernels, its socket handed to `owner`
+        (a uid) and put where kernels look for it; None (and the zygote
+        stopped) when it did not come up within `seconds`."""
+        with os.fdopen(self.ready, "rb") as fh:
+            up = self.proc is not None and bool(select.select([fh], [], [], seconds)[0]) \
+                and fh.read(5) == b"ready"
+        if not up:
+            stop_zygote(self.proc)
+            with contextlib.suppress(FileNotFoundError):
+                self.pending.unlink()
+            print(f"kernel_sandbox: the zygote did not start (exit "
+                  f"{self.proc.returncode if self.proc else 'none'}); each kernel gets a "
+                  "sandbox of its own", flush=True)
+            return None
+        if owner is not None:
+            os.chown(self.pending, owner, owner)
+        os.rename(self.pending, self.final)  # kernels ask it once it has this name
+        return self.proc
+
+
+def launch_zygote(course: Path, assignment: str, student: str,
+                  settings: dict | None = None,
+                  beside: Path | None = None) -> ZygoteLaunch | None:
+    """Start the student's zygote (nbgrader_steps.py, before autograde);
+    None when the course's kernels are not sandboxed or preload nothing. Its
+    sandbox dies with this process.
 
     The zygote's socket is bound here, in the root-only runtime folder, and
     the zygote gets the listening socket itself: inside, it never sees the
@@ -417,19 +455,7 @@ def start_zygote(course: Path, assignment: str, student: str,
         proc = None
     os.close(ready_w)
     listener.close()  # the zygote holds it now
-    with os.fdopen(ready, "rb") as fh:
-        up = proc is not None and bool(select.select([fh], [], [], seconds)[0]) \
-            and fh.read(5) == b"ready"
-    if not up:
-        stop_zygote(proc)
-        with contextlib.suppress(FileNotFoundError):
-            pending.unlink()
-        print(f"kernel_sandbox: the zygote did not start (exit "
-              f"{proc.returncode if proc else 'none'}); each kernel gets a sandbox "
-              "of its own", flush=True)
-        return None
-    os.rename(pending, runtime / ZYGOTE)  # kernels ask it once it has this name
-    return proc
+    return ZygoteLaunch(proc, ready, pending, runtime / ZYGOTE)
 
 
 def stop_zygote(proc: subprocess.Popen | None) -> None:

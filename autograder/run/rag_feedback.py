@@ -401,8 +401,10 @@ class GuardedExecute(Execute):
             self._drain_iopub()
             return verdict
         if meta.get("locked") and not meta.get("solution"):
+            calls = self._judge.calls
             self._judge.run_setup(index, cell.source)
-            self._drain_iopub()
+            if self._judge.calls != calls:  # (a cell that asked the kernel nothing
+                self._drain_iopub()         # made it publish nothing)
         return None
 
     def _drain_iopub(self) -> None:
