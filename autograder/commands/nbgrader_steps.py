@@ -129,10 +129,9 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
                 # a kernel killed the zygote (kill -1): the next notebook's
                 # kernel waits for a new one (kernel_sandbox.outside)
                 socket_path.unlink(missing_ok=True)
-                zygote = start_zygote(Path(course), assignment, student, settings=s,
-                                      beside=beside)
-                if zygote is not None:
-                    os.chown(socket_path, grader["uid"], grader["uid"])
+                launch = launch_zygote(Path(course), assignment, student, settings=s,
+                                       beside=beside)
+                zygote = launch.wait(owner=grader["uid"]) if launch is not None else None
         return proc.returncode
     finally:
         stop_zygote(zygote or (launch.proc if launch is not None else None))
