@@ -6,6 +6,7 @@ data of the built-in types whatever class it came in, what is not data does
 not cross, and the cells the judge copies are the ones the tests need.
 """
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -297,6 +298,30 @@ def test_a_fault_of_the_judge_costs_that_cell_only(tmp_path, monkeypatch):
     assert limits_hit(tmp_path) == [
         "tiny.ipynb: cell 'tiny_test_a' the grader itself failed on this test (see the "
         "student's log); scored 0 until an instructor grades it again"]
+
+
+PLOTLESS = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from autograder.run import judge
+
+j = judge.Judge(None, [], sys.argv[1])
+j._exec("%matplotlib inline\\nimport matplotlib.pyplot as plt\\n"
+        "from matplotlib import pyplot\\nimport matplotlib\\nimport numpy as np", "<setup>")
+print("after the imports:", sorted(m for m in sys.modules if m.startswith("matplotlib")))
+j._exec("fig, ax = pyplot.subplots()\\nDRAWN = type(fig).__name__, matplotlib.__name__", "<a plot>")
+print("after a plot:", "matplotlib.pyplot" in sys.modules, j.ns["DRAWN"])
+"""
+
+
+def test_the_judge_imports_matplotlib_only_when_a_cell_draws():
+    """A setup cell the judge copies imports pyplot (about 1 s) for nothing
+    unless it draws: the import waits for the first use, which then works."""
+    proc = subprocess.run([sys.executable, "-c", PLOTLESS, str(ROOT)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "after the imports: []", "after a plot: True ('Figure', 'matplotlib')"]
 
 
 def test_the_deadline_waits_for_wire_work_under_way_then_fails_the_cell():

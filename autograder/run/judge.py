@@ -45,11 +45,13 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import importlib
 import io
 import itertools
 import json
 import os
 import signal
+import sys
 import threading
 import time
 import types
@@ -161,6 +163,41 @@ class _Shell:
     run_cell_magic = system = run_line_magic
 
 
+class _Deferred:
+    """matplotlib as the judge's copies of the locked cells import it: the
+    real module is imported only when one of them uses it. The judge draws
+    nothing, and pyplot's import was about 1 s of every student's grading."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: str):
+        object.__setattr__(self, "_path", path)
+
+    def _real(self):
+        return importlib.import_module(self._path)
+
+    def __getattr__(self, name):
+        if self._path == "matplotlib" and name == "pyplot" \
+                and "matplotlib.pyplot" not in sys.modules:
+            return _Deferred("matplotlib.pyplot")
+        return getattr(self._real(), name)
+
+    def __setattr__(self, name, value):
+        setattr(self._real(), name, value)
+
+    def __repr__(self):
+        return f"<{self._path}, imported when used>"
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+    """__import__ for the judge's namespace: `import matplotlib.pyplot as
+    plt` (or `import matplotlib`) binds a _Deferred until it is used."""
+    if level == 0 and name in ("matplotlib", "matplotlib.pyplot") \
+            and name not in sys.modules:
+        return _Deferred(name if fromlist else "matplotlib")
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
 class StudentName:
     """A function or object of the student's, left in the kernel."""
 
@@ -251,7 +288,8 @@ class Judge:
         self.ns = Namespace(self)
         self.reference = None  # the notebook's private copy of ragkit (Judge.fresh)
         # the grading helpers are the judge's own, never looked up in the kernel
-        self.ns.update(__builtins__=builtins, __name__="__main__",
+        self.ns.update(__builtins__={**vars(builtins), "__import__": _import},
+                       __name__="__main__",
                        get_ipython=lambda: _Shell(), fresh=self.fresh, using=self.using)
         self.calls = 0
         self.hole = os.environ.get(HOLE_VARIABLE) == "1"
