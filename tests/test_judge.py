@@ -309,7 +309,7 @@ j = judge.Judge(None, [], sys.argv[1])
 j._exec("%matplotlib inline\\nimport matplotlib.pyplot as plt\\n"
         "from matplotlib import pyplot\\nimport matplotlib\\nimport numpy as np", "<setup>")
 print("after the imports:", sorted(m for m in sys.modules if m.startswith("matplotlib")))
-j._exec("fig, ax = pyplot.subplots()\\nDRAWN = type(fig).__name__, matplotlib.__name__", "<a plot>")
+j._exec("DRAWN = matplotlib.figure.__name__, type(plt.subplots()[0]).__name__", "<a plot>")
 print("after a plot:", "matplotlib.pyplot" in sys.modules, j.ns["DRAWN"])
 """
 
@@ -321,7 +321,7 @@ def test_the_judge_imports_matplotlib_only_when_a_cell_draws():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "after the imports: []", "after a plot: True ('Figure', 'matplotlib')"]
+        "after the imports: []", "after a plot: True ('matplotlib.figure', 'Figure')"]
 
 
 def test_the_deadline_waits_for_wire_work_under_way_then_fails_the_cell():

@@ -174,6 +174,9 @@ class _Deferred:
         object.__setattr__(self, "_path", path)
 
     def _real(self):
+        # pyplot first, as the cell's own import would have loaded it (and
+        # with it matplotlib.figure and the other submodules it imports)
+        importlib.import_module("matplotlib.pyplot")
         return importlib.import_module(self._path)
 
     def __getattr__(self, name):
