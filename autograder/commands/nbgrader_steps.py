@@ -83,6 +83,9 @@ def main(course: str, assignment: str, student: str, settings: str) -> int:
     return steps(course, assignment, student, settings, zygote_here=True)
 
 
+NO_ZYGOTE = "the student's zygote did not start: no kernel can run"
+
+
 def outer(course: str, assignment: str, student: str, settings: str, s: dict) -> int:
     """As root: the kernels' sockets folder, the student's zygote, then the
     steps in the grader's sandbox (grader_sandbox.py), which asks the zygote
@@ -97,10 +100,9 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
     # nbgrader asks for before the zygote serves waits for its socket
     # (kernel_sandbox.outside)
     launch = launch_zygote(Path(course), assignment, student)
-    zygote = None
     try:
         if launch is None:
-            print("the student's zygote did not start: no kernel can run", flush=True)
+            print(NO_ZYGOTE, flush=True)
             return 1
         grader = s["grader"]
         socket_path = Path(s["runtime"], ZYGOTE)
@@ -121,7 +123,7 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         if zygote is None:
             proc.kill()
             proc.wait()
-            print("the student's zygote did not start: no kernel can run", flush=True)
+            print(NO_ZYGOTE, flush=True)
             return 1
         while proc.poll() is None:
             time.sleep(0.2)
@@ -134,7 +136,8 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
                 zygote = launch.wait(owner=grader["uid"]) if launch is not None else None
         return proc.returncode
     finally:
-        stop_zygote(zygote or (launch.proc if launch is not None else None))
+        if launch is not None:  # the latest zygote (stopping one that ended is a no-op)
+            stop_zygote(launch.proc)
 
 
 def steps(course: str, assignment: str, student: str, settings: str,
