@@ -267,3 +267,43 @@ def test_parallel_kernels_get_one_blas_thread_per_core(tmp_path):
         outcome = json.loads((out / ".students" / "tia" / "outcome.json").read_text())
         scores[run] = outcome["cells"]["threads.ipynb:check"][0]
     assert scores == {"default": 1.0, "two": 0.0}
+
+
+FROZEN = '''import gc
+frozen = gc.get_freeze_count()
+class Loop:
+    pass
+ring = [Loop() for _ in range(1000)]
+for a, b in zip(ring, ring[1:] + ring[:1]):
+    a.next = b
+del ring, a, b
+collected = gc.collect()'''
+FROZEN_CHECK = '''assert frozen > 10_000, frozen
+assert collected >= 1000, collected'''
+
+
+def test_a_forked_kernel_leaves_the_zygotes_imports_to_the_collector_frozen(tmp_path):
+    """The zygote freezes what its imports made before it forks: a forked
+    kernel's collections skip those objects (so they neither walk them nor
+    copy the pages they share with the zygote), and still free the kernel's
+    own garbage. A kernel started anew has nothing frozen."""
+    source = tmp_path / "source" / "frozen"
+    source.mkdir(parents=True)
+    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
+                                               "language": "python", "name": "python3"}})
+    nb.cells = [text("# Frozen", "intro"), code("import numpy, pandas", "setup", "locked"),
+                code(f"### BEGIN SOLUTION\n{FROZEN}\n### END SOLUTION", "answer", "solution"),
+                code(FROZEN_CHECK, "check", "test", 1)]
+    nbformat.write(nb, source / "frozen.ipynb")
+    subs = tmp_path / "subs" / "fio" / "frozen"
+    subs.mkdir(parents=True)
+    nbformat.write(nb, subs / "frozen.ipynb")
+    scores = {}
+    for start in ("fork", "exec"):
+        out = tmp_path / start
+        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
+                          "--assignment", "frozen", "--no-report", "--kernel-start", start)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outcome = json.loads((out / ".students" / "fio" / "outcome.json").read_text())
+        scores[start] = outcome["cells"]["frozen.ipynb:check"][0]
+    assert scores == {"fork": 1.0, "exec": 0.0}

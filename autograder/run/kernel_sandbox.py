@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -505,6 +506,11 @@ def zygote(limits_json: str, listen_fd: str, ready_fd: str, preload_json: str) -
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 (the kernel will say it when it imports)
             pass
+    # what the imports made leaves the collector's reach: a kernel's full
+    # collections then walk its own objects only, and do not write to (so do
+    # not copy) the pages it shares with the zygote
+    gc.collect()
+    gc.freeze()
     sockets = json.loads(limits_json)["sockets"]
     empty_folder(sockets, set())
     keep = {folder: set(os.listdir(folder)) for folder in ("/tmp", os.getcwd())}
