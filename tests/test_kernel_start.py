@@ -240,32 +240,42 @@ ONE_THREAD = '''assert variable == "1", variable
 assert blas.get("openblas") == 1, blas'''
 
 
+def one_check(tmp_path: Path, name: str, setup: str, answer: str, check: str,
+              runs: dict[str, list[str]]) -> dict[str, float]:
+    """Grade one notebook (a locked `setup`, the solution `answer`, a test
+    `check` worth 1) handed in as itself by one student, once per grade.py
+    option set of `runs`: {run: the check's score}."""
+    source = tmp_path / "source" / name
+    source.mkdir(parents=True)
+    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
+                                               "language": "python", "name": "python3"}})
+    nb.cells = [text(f"# {name}", "intro"), code(setup, "setup", "locked"),
+                code(f"### BEGIN SOLUTION\n{answer}\n### END SOLUTION", "answer", "solution"),
+                code(check, "check", "test", 1)]
+    nbformat.write(nb, source / f"{name}.ipynb")
+    subs = tmp_path / "subs" / "tia" / name
+    subs.mkdir(parents=True)
+    nbformat.write(nb, subs / f"{name}.ipynb")
+    scores = {}
+    for run, extra in runs.items():
+        out = tmp_path / run
+        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
+                          "--assignment", name, "--no-report", *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        outcome = json.loads((out / ".students" / "tia" / "outcome.json").read_text())
+        scores[run] = outcome["cells"][f"{name}.ipynb:check"][0]
+    return scores
+
+
 def test_parallel_kernels_get_one_blas_thread_per_core(tmp_path):
     """With one student per core (--jobs = cores), each kernel's BLAS runs
     one thread, so kernels do not fight over the cores; --kernel-threads
     sets another count, which the same check then sees."""
     import os
 
-    source = tmp_path / "source" / "threads"
-    source.mkdir(parents=True)
-    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
-                                               "language": "python", "name": "python3"}})
-    nb.cells = [text("# Threads", "intro"), code("import numpy", "setup", "locked"),
-                code(f"### BEGIN SOLUTION\n{THREADS}\n### END SOLUTION", "answer", "solution"),
-                code(ONE_THREAD, "check", "test", 1)]
-    nbformat.write(nb, source / "threads.ipynb")
-    subs = tmp_path / "subs" / "tia" / "threads"
-    subs.mkdir(parents=True)
-    nbformat.write(nb, subs / "threads.ipynb")
-    scores = {}
-    for run, extra in {"default": ["--jobs", str(os.cpu_count() or 1)],
-                       "two": ["--kernel-threads", "2"]}.items():
-        out = tmp_path / run
-        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
-                          "--assignment", "threads", "--no-report", *extra)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        outcome = json.loads((out / ".students" / "tia" / "outcome.json").read_text())
-        scores[run] = outcome["cells"]["threads.ipynb:check"][0]
+    scores = one_check(tmp_path, "threads", "import numpy", THREADS, ONE_THREAD,
+                       {"default": ["--jobs", str(os.cpu_count() or 1)],
+                        "two": ["--kernel-threads", "2"]})
     assert scores == {"default": 1.0, "two": 0.0}
 
 
@@ -287,23 +297,6 @@ def test_a_forked_kernel_leaves_the_zygotes_imports_to_the_collector_frozen(tmp_
     kernel's collections skip those objects (so they neither walk them nor
     copy the pages they share with the zygote), and still free the kernel's
     own garbage. A kernel started anew has nothing frozen."""
-    source = tmp_path / "source" / "frozen"
-    source.mkdir(parents=True)
-    nb = new_notebook(metadata={"kernelspec": {"display_name": "Python 3",
-                                               "language": "python", "name": "python3"}})
-    nb.cells = [text("# Frozen", "intro"), code("import numpy, pandas", "setup", "locked"),
-                code(f"### BEGIN SOLUTION\n{FROZEN}\n### END SOLUTION", "answer", "solution"),
-                code(FROZEN_CHECK, "check", "test", 1)]
-    nbformat.write(nb, source / "frozen.ipynb")
-    subs = tmp_path / "subs" / "fio" / "frozen"
-    subs.mkdir(parents=True)
-    nbformat.write(nb, subs / "frozen.ipynb")
-    scores = {}
-    for start in ("fork", "exec"):
-        out = tmp_path / start
-        proc = run_grader(tmp_path / "subs", out, "--source", str(tmp_path / "source"),
-                          "--assignment", "frozen", "--no-report", "--kernel-start", start)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        outcome = json.loads((out / ".students" / "fio" / "outcome.json").read_text())
-        scores[start] = outcome["cells"]["frozen.ipynb:check"][0]
+    scores = one_check(tmp_path, "frozen", "import numpy, pandas", FROZEN, FROZEN_CHECK,
+                       {start: ["--kernel-start", start] for start in ("fork", "exec")})
     assert scores == {"fork": 1.0, "exec": 0.0}
