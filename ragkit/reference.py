@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
+from . import rerank
+
 __all__ = ["each", "fresh", "maxsim_rows", "token_rows", "using"]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -96,13 +98,9 @@ def each(fn: Callable, *iterables: Iterable) -> Iterator:
 
 def token_rows(text: str, dim: int = 64) -> list[list[float]]:
     """:func:`ragkit.rerank.token_vectors` as a list of rows of floats."""
-    from . import rerank
-
     return rerank.token_vectors(text, dim).tolist()
 
 
 def maxsim_rows(query_rows: object, passage_rows: object) -> float:
     """:func:`ragkit.rerank.maxsim` under lab 05's argument names."""
-    from . import rerank
-
     return rerank.maxsim(query_rows, passage_rows)
