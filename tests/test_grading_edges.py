@@ -376,7 +376,10 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
     tracing switched off; xia switches the counting off, which fails every
     test that calls her functions with a line of its own; yan calls ragkit's
     functions that give the same answers under other names (maxsim_many,
-    rerank_vectors)."""
+    rerank_vectors); zoe reaches them through copies of the package under
+    other names: ragkit.reference.fresh(), a copy she loads by hand from
+    ragkit's folder, and the kernel's private copy that the judge's swaps
+    use."""
     subs = tmp_path / "subs"
     twin_submission(subs, "vera_delegates", {
         "nb05_token_vectors":
@@ -437,6 +440,28 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
             "    rows = {i: ragkit.rerank.token_vectors(t, dim) for i, t in zip(ids, texts)}\n"
             "    return ragkit.rerank.rerank_vectors(ragkit.rerank.token_vectors(query, dim),\n"
             "                                        ids, rows)"})
+    twin_submission(subs, "zoe_copies", {
+        "nb05_token_vectors":
+            "import ragkit.reference\n\n"
+            "def token_vectors(text, dim=64):\n"
+            "    return ragkit.reference.fresh().rerank.token_vectors(text, dim).tolist()",
+        "nb05_maxsim":
+            "import importlib.util, os, sys\nimport ragkit\n\n"
+            "_home = os.path.dirname(ragkit.__file__)\n"
+            "_spec = importlib.util.spec_from_file_location(\n"
+            "    'my_own_kit', os.path.join(_home, '__init__.py'),\n"
+            "    submodule_search_locations=[_home])\n"
+            "_kit = importlib.util.module_from_spec(_spec)\n"
+            "sys.modules['my_own_kit'] = _kit\n"
+            "_spec.loader.exec_module(_kit)\n\n"
+            "def maxsim(query_rows, passage_rows):\n"
+            "    if not query_rows or not passage_rows:\n        return 0.0\n"
+            "    return float(_kit.rerank.maxsim(np.array(query_rows), np.array(passage_rows)))",
+        "nb05_maxsim_rerank":
+            "import sys\n\n"
+            "def maxsim_rerank(query, ids, texts, dim=64):\n"
+            "    private = sys.modules['_rag_judge']._reference_function\n"
+            "    return private('ragkit.rerank:rerank')(query, ids, texts, dim)"})
     out = tmp_path / "out"
     proc = run_grader(subs, out, "--notebook", "05_reranking", "--no-report")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -454,7 +479,7 @@ def test_calling_the_package_twin_scores_zero_and_is_named(tmp_path):
         lines = problems.loc[problems.student == student, "problem"]
         return {line.split("'")[1] for line in lines if phrase in line}
 
-    for student in ("vera_delegates", "wes_hides"):
+    for student in ("vera_delegates", "wes_hides", "zoe_copies"):
         assert float(scores.loc[student, "score"]) == kept, student
         assert cells_named(student, "ragkit's own twin") == lost, student
     # yan left Part A blank and reached the other two parts' answers through

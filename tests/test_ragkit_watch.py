@@ -36,7 +36,7 @@ import ragkit
 from ragkit.reference import fresh
 names = [i.name for i in pkgutil.iter_modules(ragkit.__path__)]
 counted = {n: importlib.import_module("ragkit." + n) for n in names}
-plain = fresh()                        # a copy the loader leaves alone
+plain = fresh()                        # a private copy: it counts too
 out = {"dropped": ragkit.text is not before, "functions": 0, "differ": []}
 for n, module in counted.items():
     other = importlib.import_module(plain.__name__ + "." + n)
@@ -49,8 +49,8 @@ for n, module in counted.items():
                 out["differ"].append(name)
 m.calls.clear()
 out["tokens"] = ragkit.text.tokenize("Booking the laser cutter")
-out["twin_tokens"] = plain.text.tokenize("Booking the laser cutter")
 out["counts"] = dict(m.calls)
+out["twin_tokens"] = plain.text.tokenize("Booking the laser cutter")
 m.calls.clear()
 plain.text.tokenize("Booking the laser cutter")
 out["copy_counts"] = dict(m.calls)
@@ -77,7 +77,7 @@ def test_counted_ragkit_is_the_package_with_counts():
     assert out["tokens"] == out["twin_tokens"] and out["tokens"]
     assert out["counts"]["tokenize"] == 1
     assert out["counts"]["stem"] >= len(out["tokens"])
-    assert out["copy_counts"] == {}
+    assert out["copy_counts"] == out["counts"]
     assert out["raise_line"][0] == out["raise_line"][1] is not None
     assert out["after_reload"].get("stem") == 1
 
@@ -146,3 +146,51 @@ def test_every_other_route_to_a_tasks_answer_is_forbidden():
     missed = {task: names for task, names in ran.items()
               if not {task, *twins.get(task, ())} & set(names)}
     assert not missed, f"a route to these tasks' answers is not forbidden: {missed}"
+
+
+# Copies of ragkit's modules made by hand, under names of the student's
+# choosing: each counts like the package, and its cached .pyc (which holds
+# the package without the counting) does not load.
+BY_HAND = r'''
+import importlib.machinery, importlib.util, json, os, py_compile, shutil, tempfile
+m.install()
+import ragkit
+home = os.path.dirname(ragkit.__file__)
+out = {}
+spec = importlib.util.spec_from_file_location("by_hand", os.path.join(home, "text.py"))
+by_hand = importlib.util.module_from_spec(spec)   # never put in sys.modules
+spec.loader.exec_module(by_hand)
+m.calls.clear(); by_hand.tokenize("laser cutter")
+out["spec"] = sorted(m.calls)
+loader = importlib.machinery.SourceFileLoader("own_loader", os.path.join(home, "text.py"))
+own = loader.load_module()
+m.calls.clear(); own.stem("booking")
+out["loader"] = sorted(m.calls)
+link = os.path.join(tempfile.mkdtemp(), "innocent.py")
+os.symlink(os.path.join(home, "text.py"), link)
+spec = importlib.util.spec_from_file_location("innocent", link)
+linked = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(linked)
+m.calls.clear(); linked.stem("booking")
+out["symlink"] = sorted(m.calls)
+cached = os.path.join(tempfile.mkdtemp(), "text.cpython.pyc")
+py_compile.compile(os.path.join(home, "text.py"), cfile=cached)
+inside = os.path.join(tempfile.mkdtemp(), "kit")
+shutil.copytree(home, inside)   # (stands in for ragkit's own __pycache__: the
+os.replace(cached, os.path.join(inside, "text.pyc"))   # copy's folder is not ragkit's)
+m.home[:] = [os.path.realpath(inside)]
+try:
+    importlib.machinery.SourcelessFileLoader("from_pyc", os.path.join(inside, "text.pyc")).load_module()
+    out["pyc"] = "loaded"
+except ImportError as err:
+    out["pyc"] = str(err)
+print(json.dumps(out))
+'''
+
+
+def test_a_copy_of_ragkit_loaded_by_hand_counts_and_its_pyc_does_not_load():
+    out = run_counted(BY_HAND)
+    assert "tokenize" in out["spec"]
+    assert "stem" in out["loader"]
+    assert "stem" in out["symlink"]
+    assert "loads from its source files" in out["pyc"], out["pyc"]

@@ -13,6 +13,9 @@ the wall clock in this one run:
   exec       grade.py --jobs 2 --kernel-start exec: every notebook's kernel
              a new interpreter in a new sandbox, instead of a fork of the
              student's zygote, which imported the masters' modules once
+  kernel     grade.py --jobs 2 --tests-in kernel: the hidden tests run in
+             the student's kernel, as plain nbgrader runs them, instead of
+             in the judge; beside jobs=2 it prices the judge
 
 and printed as ratios to the plain run, with where grade.py's time goes
 (the shared template, then per student: autograde, generate_feedback and the
@@ -78,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--quick", action="store_true", help="6 students")
-    parser.add_argument("--runs", nargs="+", choices=["1", "2", "exec"],
+    parser.add_argument("--runs", nargs="+", choices=["1", "2", "exec", "kernel"],
                         default=["1", "2", "exec"],
                         help="which grade.py runs to time beside plain nbgrader "
-                             "(default: all three)")
+                             "(default: 1, 2 and exec)")
     args = parser.parse_args(argv)
     n = 6 if args.quick else args.students
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
@@ -92,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plain nbgrader autograde: {plain:.0f} s", flush=True)
         rows = [("nbgrader (sequential, no sandbox, no feedback)", plain)]
         breakdown = None
-        runs = {"1": (1, ()), "2": (2, ()), "exec": (2, ("--kernel-start", "exec"))}
-        for jobs, extra in (runs[r] for r in runs if r in args.runs):
-            seconds, outcomes = grade_py(class_dir, tmp / f"out{jobs}{len(extra)}",
-                                         jobs, *extra)
+        runs = {"1": (1, ()), "2": (2, ()), "exec": (2, ("--kernel-start", "exec")),
+                "kernel": (2, ("--tests-in", "kernel"))}
+        for run, (jobs, extra) in ((r, runs[r]) for r in runs if r in args.runs):
+            seconds, outcomes = grade_py(class_dir, tmp / f"out-{run}", jobs, *extra)
             name = " ".join(["grade.py --jobs", str(jobs), *extra])
             rows.append((name, seconds))
             print(f"{name}: {seconds:.0f} s", flush=True)

@@ -568,7 +568,9 @@ if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's imp
     _WATCH = sys.modules.get("_ragkit_watch")
     if _WATCH is not None:
         _WATCH_PARTS = (_WATCH, _WATCH.note, _WATCH.note.__code__, _WATCH.calls,
-                        _WATCH.Loader, _WATCH.Loader.get_code, _WATCH.Loader.exec_module)
+                        _WATCH.Loader, _WATCH.Loader.get_code, _WATCH.Loader.exec_module,
+                        tuple((cls, name, fn, fn.__code__) for cls, name, fn in _WATCH.PATCHES),
+                        _WATCH.ours, _WATCH.ours.__code__, tuple(_WATCH.home))
     try:  # taken when this module loads, before the student's first cell
         from ragkit.reference import fresh as _fresh
     except ImportError:  # (a course without ragkit)
@@ -581,24 +583,42 @@ _RAGKIT_MODULES = [-1, ()]  # len(sys.modules) when last listed, and ragkit's (n
 def _watch_intact() -> bool:
     """The counting of ragkit's calls (ragkit_watch.py) is as it was set
     up before the student's first cell: the same module, function, code and
-    counts, and every ragkit module loaded by its unchanged loader and
-    holding its `note` (a module loaded some other way, after the finder was
-    taken out of sys.meta_path, would count nothing). sys.modules is listed
-    anew only when it has grown or shrunk, or one of ragkit's entries
-    changed: a judged call checks in microseconds, not the 0.15 ms that
-    reading 1800 entries takes."""
-    module, note, code, calls, loader, get_code, run = _WATCH_PARTS
+    counts, the same patches of the standard loaders, and every module
+    loaded from a file in ragkit's folder, under any name (`ragkit.text`,
+    a fresh() copy's, one loaded by hand), holding its `note` and loaded by
+    the counting loader or a patched standard one (a module loaded some
+    other way, after the finder was taken out of sys.meta_path, would count
+    nothing). sys.modules is listed anew only when it has grown or shrunk,
+    or one of ragkit's entries changed: a judged call checks in
+    microseconds, not the milliseconds that reading 1800 entries takes."""
+    module, note, code, calls, loader, get_code, run, patches, ours, ours_code, home = \
+        _WATCH_PARTS
     if (sys.modules.get(module.NAME) is not module or module.note is not note
             or note.__code__ is not code or module.calls is not calls
-            or loader.get_code is not get_code or loader.exec_module is not run):
+            or loader.get_code is not get_code or loader.exec_module is not run
+            or module.ours is not ours or ours.__code__ is not ours_code
+            or tuple(module.home) != home
+            or any(getattr(cls, name, None) is not fn or fn.__code__ is not fn_code
+                   for cls, name, fn, fn_code in patches)):
         return False
     size, listed = _RAGKIT_MODULES
     if size != len(sys.modules) or any(sys.modules.get(n) is not m for n, m in listed):
         listed = tuple((n, m) for n, m in list(sys.modules.items())
-                       if n == "ragkit" or n.startswith("ragkit."))
+                       if n == "ragkit" or n.startswith("ragkit.")
+                       or _from_ragkit(m, ours))
         _RAGKIT_MODULES[:] = [len(sys.modules), listed]
-    return all(type(getattr(m, "__loader__", None)) is loader
+    plain = patches[0][0]  # importlib.machinery.SourceFileLoader, patched
+    return all(type(getattr(m, "__loader__", None)) in (loader, plain)
                and getattr(m, module.GLOBAL, None) is note for _, m in listed)
+
+
+def _from_ragkit(module, ours) -> bool:
+    """Whether a module in sys.modules was loaded from a file in ragkit's folder."""
+    try:
+        path = getattr(module, "__file__", None)
+        return isinstance(path, str) and ours(path)
+    except Exception:  # noqa: BLE001 (an odd entry in sys.modules is not ragkit's)
+        return False
 
 
 def _call(fn, args, kwargs, forbid: set[str]):

@@ -24,8 +24,17 @@ kernel_sandbox.py, before the kernel or its zygote imports anything, and
 by judge.LOAD in a kernel that did not start in the sandbox. Both call
 `install()`, which drops a ragkit imported before it (nothing of the
 student's has run then) so that the next import goes through the finder.
-`fresh()` copies of the package (ragkit.reference) load under other names
-and are left as they are: the judge hands those to a test on purpose.
+A copy of the package under another name counts as well: `fresh()`
+(ragkit.reference, public and one line away for a student), a module
+loaded by hand from a file in ragkit's folder (`spec_from_file_location`,
+a `SourceFileLoader` of its own), and the kernel's private copy that the
+judge's swaps bind (judge_kernel._reference_function). install() makes
+every SourceFileLoader compile a file of ragkit's folder as Loader does,
+and refuses to load one of its cached .pyc files, which hold the package
+without the counting. A copy counts under the same names as the package,
+so a task's function that reaches its twin through any of them is told
+apart the same way; a reference piece the judge swaps in counts under its
+own names, which are never the ones the task under test must not reach.
 
 What this cannot see: the student's kernel is theirs, so code that
 replaces `note`, empties `calls` or loads the package's source some other
@@ -35,12 +44,14 @@ CountingTurnedOff when not), which catches the plain ways of doing that.
 """
 import ast
 import importlib.machinery
+import os
 import sys
 
 NAME = "_ragkit_watch"
 PACKAGE = "ragkit"
 GLOBAL = "_ragkit_note"  # the name `note` has in each of ragkit's modules
 calls: dict = {}  # function name -> how many times a body of that name began
+home: list = []  # ragkit's folder (its real path), found by install()
 
 
 def note(name: str) -> None:
@@ -94,11 +105,65 @@ class Finder:
         return spec
 
 
+def ours(path) -> bool:
+    """Whether `path` is a file in ragkit's folder, by whatever name."""
+    return bool(home) and os.path.dirname(os.path.realpath(path)) == home[0]
+
+
+_SOURCE = importlib.machinery.SourceFileLoader
+_SOURCELESS = importlib.machinery.SourcelessFileLoader
+
+
+def _plain(cls, name):
+    """cls.name as the standard library defines it (this file may run twice)."""
+    fn = getattr(cls, name)
+    return getattr(fn, "plain", fn)
+
+
+PLAIN = (_plain(_SOURCE, "get_code"), _plain(_SOURCE, "exec_module"),
+         _plain(_SOURCELESS, "get_code"))
+
+
+def source_get_code(self, fullname):
+    """SourceFileLoader.get_code: a file of ragkit's folder as Loader compiles it."""
+    if ours(self.path):
+        return Loader.get_code(self, fullname)
+    return PLAIN[0](self, fullname)
+
+
+def source_exec_module(self, module):
+    """SourceFileLoader.exec_module: a module from ragkit's folder gets `note`."""
+    if ours(self.path):
+        module.__dict__[GLOBAL] = note
+    return PLAIN[1](self, module)
+
+
+def sourceless_get_code(self, fullname):
+    """SourcelessFileLoader.get_code: never ragkit's cached, uncounted code."""
+    if ours(self.path):
+        raise ImportError("in a grading kernel ragkit loads from its source files, "
+                          f"not from {os.path.basename(self.path)}", name=fullname)
+    return PLAIN[2](self, fullname)
+
+
+PATCHES = ((_SOURCE, "get_code", source_get_code),
+           (_SOURCE, "exec_module", source_exec_module),
+           (_SOURCELESS, "get_code", sourceless_get_code))
+for _cls, _name, _fn in PATCHES:
+    _fn.plain = _plain(_cls, _name)
+
+
 def install() -> None:
     """Make this module `_ragkit_watch` and its finder the first on
     sys.meta_path; forget a ragkit imported before (see the docstring)."""
     module = sys.modules[__name__]
     sys.modules[NAME] = module
+    if not home:
+        spec = importlib.machinery.PathFinder.find_spec(PACKAGE)
+        if spec is not None and spec.submodule_search_locations:
+            home.append(os.path.realpath(list(spec.submodule_search_locations)[0]))
+    for cls, name, fn in PATCHES:
+        setattr(cls, name, fn)
     if not any(f is Finder for f in sys.meta_path):
         sys.meta_path.insert(0, Finder)
     for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
