@@ -416,6 +416,11 @@ ATTACKS = {
     "twin_by_other_name": ("tiny_d", "from ragkit.text import split_sentences\n\n"
                            "def split_into_sentences(text):\n"
                            "    return split_sentences(text)"),
+    # the same through a private copy of the package under another name,
+    # which counts its calls as the package does (ragkit_watch.py)
+    "twin_by_fresh_copy": ("tiny_d", "import ragkit.reference\n\n"
+                           "def split_into_sentences(text):\n"
+                           "    return ragkit.reference.fresh().text.split_sentences(text)"),
 }
 
 # which parts each attack should cost; "died_in" = the part whose cell kills
@@ -427,7 +432,7 @@ LOST = {"endless_loop": "a", "memory_bomb": "a", "fork_bomb": "a",
         "pre_run_hook": "a", "displayhook_call": "a", "lying_lambda_eq": "a",
         "lying_str": "c", "judge_object_by_name": "a", "judge_huge_array": "a",
         "judge_callback_flood": "a", "judge_flood_swallows_interrupt": "a",
-        "twin_by_other_name": "d"}
+        "twin_by_other_name": "d", "twin_by_fresh_copy": "d"}
 # cheats that pass part A's visible test and lose only its hidden point
 HIDDEN_LOST = {"patch_fresh": "a", "patch_builtins": "a", "patch_fresh_code": "a"}
 # attacks on the kernel's own machinery that break Part E's tests too: its
@@ -463,9 +468,10 @@ NOTES = {
     **{case: [f"{NB}: cell '{gid}' ran past the time limit"
               for gid in ("tiny_test_a", "tiny_hidden_a")]
        for case in ("judge_callback_flood", "judge_flood_swallows_interrupt")},
-    "twin_by_other_name": [f"{NB}: cell '{gid}' tests a function that runs ragkit's own "
-                           "twin of the piece it builds; scored 0"
-                           for gid in ("tiny_test_d", "tiny_hidden_d")],
+    **{case: [f"{NB}: cell '{gid}' tests a function that runs ragkit's own "
+              "twin of the piece it builds; scored 0"
+              for gid in ("tiny_test_d", "tiny_hidden_d")]
+       for case in ("twin_by_other_name", "twin_by_fresh_copy")},
     "hang_when_called": [f"{NB}: cell 'tiny_test_a' ran past the time limit",
                          f"{NB}: cell 'tiny_test_a' ignored the interrupt at its time limit; "
                          "the kernel was stopped, later cells scored 0"],
