@@ -3,8 +3,12 @@
 A small class of notebook 04 answers: ada answers with the master's
 solutions, eli with the testbed's alternatives (written apart), pat pastes
 ragkit's own rrf into the rrf cell, and sam hands in a bm25_scores that tom
-copies with every name changed. Exactly two pairs may be listed: pat's rrf
-beside ragkit/fusion.py, and sam's bm25_scores beside tom's.
+copies with every name changed, and zoe answers three cells through
+ragkit's own code reached at run time (a fresh() copy, a copy loaded by
+hand from ragkit's folder, the text of its file run with exec). Exactly two
+pairs may be listed, pat's rrf beside ragkit/fusion.py and sam's
+bm25_scores beside tom's, and zoe's three cells, each with the names that
+reach.
 """
 import inspect
 import json
@@ -51,6 +55,31 @@ RENAMES = {"bags": "docs", "counts": "tally", "sizes": "lengths", "average": "me
            "other": "d2", "token": "tok"}
 
 
+ZOE = {
+    "nb04_bm25_idf": "import ragkit.reference\n\n"
+                     "def bm25_idf(n_docs, doc_freq):\n"
+                     "    return ragkit.reference.fresh().bm25.bm25_idf(n_docs, doc_freq)",
+    "nb04_rrf": "import importlib.util, os\nimport ragkit\n\n"
+                "def rrf(rankings, k=60):\n"
+                "    home = os.path.dirname(ragkit.__file__)\n"
+                "    spec = importlib.util.spec_from_file_location(\n"
+                "        'kit', os.path.join(home, '__init__.py'),\n"
+                "        submodule_search_locations=[home])\n"
+                "    kit = importlib.util.module_from_spec(spec)\n"
+                "    spec.loader.exec_module(kit)\n"
+                "    return kit.fusion.rrf(rankings, k)",
+    "nb04_embed": "import ragkit.dense\n\n"
+                  "def embed(text, idf, dim=256):\n"
+                  "    space = {}\n"
+                  "    exec(open(ragkit.dense.__file__).read().replace('from .', 'from ragkit.'),\n"
+                  "         space)\n"
+                  "    return space['embed'](text, idf, dim)",
+}
+REACHED = {("zoe", "nb04_bm25_idf", "reaches fresh, ragkit.reference"),
+           ("zoe", "nb04_rrf", "reaches __file__, importlib.util"),
+           ("zoe", "nb04_embed", "reaches __file__, exec")}
+
+
 def alternatives() -> dict[str, str]:
     text = (ROOT / "autograder" / "testbed" / "alternatives" / "04_retrievers.py").read_text()
     found = {}
@@ -85,7 +114,8 @@ def listed(tmp_path_factory):
         tom = re.sub(rf"\b{old}\b", new, tom)
     classes = {"ada": solutions, "eli": alternatives(),
                "pat": {"nb04_rrf": inspect.getsource(fusion.rrf)},
-               "sam": {"nb04_bm25_scores": SAM}, "tom": {"nb04_bm25_scores": tom}}
+               "sam": {"nb04_bm25_scores": SAM}, "tom": {"nb04_bm25_scores": tom},
+               "zoe": ZOE}
     for name, answers in classes.items():
         student(tmp / name / "autograded" / "lab", answers)
     rows = similarity.pairs({n: tmp / n / "autograded" / "lab" for n in classes},
@@ -102,9 +132,54 @@ def test_the_pasted_twin_and_the_renamed_copy_are_listed(listed):
 def test_honest_students_are_not_listed(listed):
     found, rows = listed
     assert found == {("pat", "nb04_rrf", "ragkit/fusion.py"),
-                     ("sam", "nb04_bm25_scores", "tom")}, json.dumps(rows, indent=1)
+                     ("sam", "nb04_bm25_scores", "tom"), *REACHED}, json.dumps(rows, indent=1)
+
+
+def test_answers_that_reach_into_ragkit_at_run_time_are_listed_with_the_names(listed):
+    found, rows = listed
+    assert REACHED <= found, json.dumps(rows, indent=1)
+    assert all(r["share"] is None and r["code"] == ZOE[r["cell"]]
+               for r in rows if r["student"] == "zoe")
+
+
+def test_no_answer_written_honestly_reaches():
+    """The masters' solutions, the testbed's alternatives and plausible
+    slips, and every sample student's answers name nothing that reaches."""
+    found = {}
+    cells = [(str(p.relative_to(ROOT)), gid, code)
+             for pattern in ("source/*/*.ipynb", "autograder/testbed/sample_class/*/*/*.ipynb")
+             for p in sorted(ROOT.glob(pattern))
+             for gid, code in similarity.answers(p).items()]
+    for p in sorted((ROOT / "autograder" / "testbed" / "alternatives").glob("*.py")):
+        for block in re.split(r"^# %% ", p.read_text(), flags=re.M)[1:]:
+            gid, _, code = block.partition("\n")
+            cells.append((p.name, gid.strip(), code))
+    from autograder.testbed import mutants
+
+    for m in mutants.load_mutants():
+        nb = mutants.mutate(nbformat.read(mutants.master_path(m.notebook), as_version=4), m)
+        code = next(c.source for c in nb.cells
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == m.cell)
+        cells.append((m.notebook, f"{m.cell}: {m.mistake}", code))
+    for where, gid, code in cells:
+        if similarity.reaches(code):
+            found[(where, gid)] = similarity.reaches(code)
+    assert len(cells) > 600 and found == {}, (len(cells), found)
 
 
 def test_a_blank_or_tiny_answer_is_not_compared():
     stub = "def rrf(rankings, k=60):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
     assert len(similarity.fingerprint(stub, similarity.prints_of(stub)).hashes) == 0
+
+
+def test_the_report_and_the_grade_sheet_show_an_answer_that_reaches(listed, tmp_path):
+    from autograder.reports import report
+
+    _, rows = listed
+    page = "\n".join(report.similar_section(rows))
+    assert "zoe: 04_retrievers.ipynb, cell nb04_embed reaches __file__, exec" in page
+    similarity.write(tmp_path, rows)
+    notes = similarity.notes(tmp_path)
+    assert "04_retrievers.ipynb nb04_rrf reaches __file__, importlib.util" in notes["zoe"]
+    assert "close to pat" not in notes.get("sam", "")  # (pairs still name each other)
+    assert "close to tom" in notes["sam"] and "close to sam" in notes["tom"]

@@ -106,11 +106,18 @@ def similar_section(rows: list[dict]) -> list[str]:
     page = ["<h2>Answers that look copied (for a person to judge)</h2>",
             "<p>Each answer below shares most of its code (names and literals "
             "aside) with ragkit's source or with another student's answer to the "
-            "same cell (autograder/scoring/similarity.py). Nothing is deducted for it: "
+            "same cell, or names something no answer needs that reaches into "
+            "ragkit's files or the grader, by which it could run ragkit's own code "
+            "unseen (autograder/scoring/similarity.py). Nothing is deducted for it: "
             "read the two side by side and decide.</p>"]
     if not rows:
         return page + ["<p>None.</p>"]
     for row in rows:
+        if row.get("share") is None:  # an answer that reaches (similarity.reaches)
+            page.append(f"<h3>{esc(row['student'])}: {esc(row['notebook'])}, cell "
+                        f"{esc(row['cell'])} {esc(row['other'])}</h3>"
+                        f"<pre>{esc(row.get('code') or '')}</pre>")
+            continue
         share = f"{row['share']:.0%}" + (f" / {row['other_share']:.0%}"
                                          if row.get("other_share") is not None else "")
         other = row.get("other_code") or f"(ragkit's source: {row['other']})"

@@ -20,6 +20,13 @@ with ragkit (08's triage, a teaching twin), the testbed's independently
 written alternatives at most 0.57 with ragkit or the masters, while a pasted
 twin shares about 0.99 and a renamed copy 1.0 (tests/test_similarity.py).
 
+It also lists every answer cell that names something an answer never
+needs (`reaches`): ragkit's files, loaders and private copies, code
+objects, `exec`, the kernel's module table, the grader's modules in the
+kernel. Such a cell may run ragkit's own code by a route that the counting
+of ragkit's calls in the grading kernel does not see (copying its files out
+of its folder, running their text); the row says which names it used.
+
     python similarity.py STUDENTS_DIR RELEASE_DIR ASSIGNMENT PACKAGE_DIR
 
 prints one JSON list of pairs. grade.py runs it after grading, as an
@@ -28,6 +35,7 @@ it reads the students' autograded notebooks.
 """
 from __future__ import annotations
 
+import ast
 import io
 import itertools
 import json
@@ -40,6 +48,45 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 NOISE, GUARANTEE = 25, 30  # copydetect's k-gram and guarantee, in filtered characters
 FLAG = 0.9
 MIN_PRINTS = 12
+
+
+# what `reaches` looks for: attributes, called names, imported modules and
+# words inside strings that no answer of this pack needs
+REACH_ATTRIBUTES = frozenset({"__file__", "__path__", "__spec__", "__loader__", "__code__",
+                              "__globals__", "__builtins__", "fresh"})
+REACH_CALLS = frozenset({"exec", "eval", "compile", "__import__"})
+REACH_MODULES = frozenset({"importlib", "imp", "marshal", "py_compile", "runpy", "inspect",
+                           "gc", "ctypes", "ragkit.reference"})
+REACH_WORDS = ("_rag_judge", "ragkit_watch", "_ragkit_note", "_reference_function",
+               "ragkit_reference", "site-packages", "__pycache__")
+
+
+def reaches(code: str) -> list[str]:
+    """The names in `code` that reach into ragkit's files or the grader, sorted."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr in REACH_ATTRIBUTES:
+                found.add(node.attr)
+            elif (node.attr == "modules" and isinstance(node.value, ast.Name)
+                  and node.value.id == "sys"):
+                found.add("sys.modules")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in REACH_CALLS):
+            found.add(node.func.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""])
+            for name in names:
+                if name in REACH_MODULES or name.split(".")[0] in REACH_MODULES:
+                    found.add(name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(w for w in REACH_WORDS if w in node.value)
+    return sorted(found)
 
 
 def fingerprint(code: str, boilerplate=()):
@@ -96,6 +143,7 @@ def pairs(students: dict[str, Path], release: Path, package: Path) -> list[dict]
             stubs[(notebook.name, gid)] = prints_of(code)
     cells: dict[tuple[str, str], dict[str, object]] = {}
     texts: dict[tuple[str, str, str], str] = {}  # (student, notebook, cell) -> code
+    reached: list[dict] = []
     for student, folder in sorted(students.items()):
         for notebook in sorted(folder.glob("*.ipynb")):
             try:
@@ -106,6 +154,12 @@ def pairs(students: dict[str, Path], release: Path, package: Path) -> list[dict]
                 key = (notebook.name, gid)
                 if key not in stubs:
                     continue
+                used = reaches(code)
+                if used:
+                    reached.append({"notebook": notebook.name, "cell": gid,
+                                    "student": student, "other": "reaches " + ", ".join(used),
+                                    "share": None, "other_share": None,
+                                    "code": code[:4000], "other_code": ""})
                 try:
                     fp = fingerprint(code, stubs[key])
                 except Exception:  # noqa: BLE001
@@ -131,7 +185,7 @@ def pairs(students: dict[str, Path], release: Path, package: Path) -> list[dict]
                              "share": round(in_a, 3), "other_share": round(in_b, 3),
                              "code": texts[(a, notebook, gid)],
                              "other_code": texts[(b, notebook, gid)]})
-    return rows
+    return rows + reached
 
 
 def main(argv: list[str]) -> int:
@@ -167,6 +221,9 @@ def notes(out: Path) -> dict[str, str]:
         return {}
     found: dict[str, list[str]] = {}
     for row in pd.read_csv(path, dtype=str).fillna("").itertuples():
+        if row.other.startswith("reaches "):
+            found.setdefault(row.student, []).append(f"{row.notebook} {row.cell} {row.other}")
+            continue
         what = (f"{row.notebook} {row.cell} close to {row.other}")
         found.setdefault(row.student, []).append(what)
         if not row.other.startswith("ragkit/"):
