@@ -563,6 +563,7 @@ def _ask(request: dict):
 
 
 _fresh = None
+_RAGKIT_FILES: frozenset = frozenset()  # the names of the files in ragkit's folder
 _WATCH = None  # the kernel's ragkit_watch.py, and the pieces of it a call relies on
 if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's import
     _WATCH = sys.modules.get("_ragkit_watch")
@@ -575,6 +576,10 @@ if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's imp
         from ragkit.reference import fresh as _fresh
     except ImportError:  # (a course without ragkit)
         pass
+    if _WATCH is not None and _WATCH.home:
+        import os as _os
+
+        _RAGKIT_FILES = frozenset(_os.listdir(_WATCH.home[0]))
 
 
 _RAGKIT_MODULES = [-1, ()]  # len(sys.modules) when last listed, and ragkit's (name, module)
@@ -612,11 +617,25 @@ def _watch_intact() -> bool:
                and getattr(m, module.GLOBAL, None) is note for _, m in listed)
 
 
+_FROM_RAGKIT: dict = {}  # id(module) -> (module, its __file__, whether that is ragkit's)
+
+
 def _from_ragkit(module, ours) -> bool:
-    """Whether a module in sys.modules was loaded from a file in ragkit's folder."""
+    """Whether a module in sys.modules was loaded from a file in ragkit's
+    folder. Each module's answer is kept while its __file__ stays: the real
+    path of 1600 modules' files takes about 60 ms to find, and sys.modules
+    grows during a notebook's run."""
     try:
         path = getattr(module, "__file__", None)
-        return isinstance(path, str) and ours(path)
+        seen = _FROM_RAGKIT.get(id(module))
+        if seen is not None and seen[0] is module and seen[1] == path:
+            return seen[2]
+        # (only a file named as one of ragkit's can be one: the real path of
+        # a module named otherwise was taken when the loader counted it)
+        found = (isinstance(path, str) and path.rpartition("/")[2] in _RAGKIT_FILES
+                 and ours(path))
+        _FROM_RAGKIT[id(module)] = (module, path, found)
+        return found
     except Exception:  # noqa: BLE001 (an odd entry in sys.modules is not ragkit's)
         return False
 
