@@ -569,7 +569,6 @@ if __name__ == "_rag_judge":  # in the kernel (judge.LOAD), not the grader's imp
     _WATCH = sys.modules.get("_ragkit_watch")
     if _WATCH is not None:
         _WATCH_PARTS = (_WATCH, _WATCH.note, _WATCH.note.__code__, _WATCH.calls,
-                        _WATCH.Loader, _WATCH.Loader.get_code, _WATCH.Loader.exec_module,
                         tuple((cls, name, fn, fn.__code__) for cls, name, fn in _WATCH.PATCHES),
                         _WATCH.ours, _WATCH.ours.__code__, tuple(_WATCH.home))
     try:  # taken when this module loads, before the student's first cell
@@ -591,16 +590,13 @@ def _watch_intact() -> bool:
     counts, the same patches of the standard loaders, and every module
     loaded from a file in ragkit's folder, under any name (`ragkit.text`,
     a fresh() copy's, one loaded by hand), holding its `note` and loaded by
-    the counting loader or a patched standard one (a module loaded some
-    other way, after the finder was taken out of sys.meta_path, would count
-    nothing). sys.modules is listed anew only when it has grown or shrunk,
+    the patched standard loader (a module loaded some other way, say after
+    the patches were undone, would count nothing). sys.modules is listed anew only when it has grown or shrunk,
     or one of ragkit's entries changed: a judged call checks in
     microseconds, not the milliseconds that reading 1800 entries takes."""
-    module, note, code, calls, loader, get_code, run, patches, ours, ours_code, home = \
-        _WATCH_PARTS
+    module, note, code, calls, patches, ours, ours_code, home = _WATCH_PARTS
     if (sys.modules.get(module.NAME) is not module or module.note is not note
             or note.__code__ is not code or module.calls is not calls
-            or loader.get_code is not get_code or loader.exec_module is not run
             or module.ours is not ours or ours.__code__ is not ours_code
             or tuple(module.home) != home
             or any(getattr(cls, name, None) is not fn or fn.__code__ is not fn_code
@@ -612,8 +608,8 @@ def _watch_intact() -> bool:
                        if n == "ragkit" or n.startswith("ragkit.")
                        or _from_ragkit(m, ours))
         _RAGKIT_MODULES[:] = [len(sys.modules), listed]
-    plain = patches[0][0]  # importlib.machinery.SourceFileLoader, patched
-    return all(type(getattr(m, "__loader__", None)) in (loader, plain)
+    loader = patches[0][0]  # importlib.machinery.SourceFileLoader, patched
+    return all(type(getattr(m, "__loader__", None)) is loader
                and getattr(m, module.GLOBAL, None) is note for _, m in listed)
 
 

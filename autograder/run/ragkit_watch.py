@@ -1,9 +1,9 @@
 """In a grading kernel: every ragkit function counts its own calls.
 
 A task that asks for a piece earns nothing for handing the work to
-ragkit's own version of it. To tell, the kernel that runs a student's
-notebook imports ragkit through the finder below, which compiles each of
-the package's modules with one extra statement at the top of every
+ragkit's own version of it. To tell, install() patches the standard source
+loader of the kernel that runs a student's notebook so that every file in
+ragkit's folder compiles with one extra statement at the top of every
 function body (after the docstring, on the line of the first statement,
 so tracebacks keep the package's line numbers):
 
@@ -23,15 +23,14 @@ This file is run as source (never imported under its own name): by
 kernel_sandbox.py, before the kernel or its zygote imports anything, and
 by judge.LOAD in a kernel that did not start in the sandbox. Both call
 `install()`, which drops a ragkit imported before it (nothing of the
-student's has run then) so that the next import goes through the finder.
-A copy of the package under another name counts as well: `fresh()`
-(ragkit.reference, public and one line away for a student), a module
-loaded by hand from a file in ragkit's folder (`spec_from_file_location`,
-a `SourceFileLoader` of its own), and the kernel's private copy that the
-judge's swaps bind (judge_kernel._reference_function). install() makes
-every SourceFileLoader compile a file of ragkit's folder as Loader does,
-and refuses to load one of its cached .pyc files, which hold the package
-without the counting. A copy counts under the same names as the package,
+student's has run then) so that the next import is counted. The file
+decides, not the module's name, so a copy of the package under another
+name counts as well: `fresh()` (ragkit.reference, public and one line
+away for a student), a module loaded by hand from a file in ragkit's
+folder (`spec_from_file_location`, a `SourceFileLoader` of its own, a
+symlink), and the kernel's private copy that the judge's swaps bind
+(judge_kernel._reference_function). The folder's cached .pyc files, which
+hold the package without the counting, are refused. A copy counts under the same names as the package,
 so a task's function that reaches its twin through any of them is told
 apart the same way; a reference piece the judge swaps in counts under its
 own names, which are never the ones the task under test must not reach.
@@ -78,33 +77,6 @@ class _Counted(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
 
-class Loader(importlib.machinery.SourceFileLoader):
-    """A ragkit module compiled from its source with the counting added
-    (never from a cached .pyc, which holds the package without it)."""
-
-    def get_code(self, fullname):
-        source = self.get_data(self.path)
-        tree = _Counted().visit(ast.parse(source, self.path))
-        return compile(tree, self.path, "exec", dont_inherit=True)
-
-    def exec_module(self, module):
-        module.__dict__[GLOBAL] = note
-        super().exec_module(module)
-
-
-class Finder:
-    """sys.meta_path's first entry: ragkit and its submodules, by Loader."""
-
-    @staticmethod
-    def find_spec(fullname, path=None, target=None):
-        if fullname != PACKAGE and not fullname.startswith(PACKAGE + "."):
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
-            spec.loader = Loader(spec.loader.name, spec.loader.path)
-        return spec
-
-
 def ours(path) -> bool:
     """Whether `path` is a file in ragkit's folder, by whatever name."""
     return bool(home) and os.path.dirname(os.path.realpath(path)) == home[0]
@@ -125,9 +97,12 @@ PLAIN = (_plain(_SOURCE, "get_code"), _plain(_SOURCE, "exec_module"),
 
 
 def source_get_code(self, fullname):
-    """SourceFileLoader.get_code: a file of ragkit's folder as Loader compiles it."""
+    """SourceFileLoader.get_code: a file of ragkit's folder compiled from its
+    source with the counting added (never from a cached .pyc, which holds
+    the package without it)."""
     if ours(self.path):
-        return Loader.get_code(self, fullname)
+        tree = _Counted().visit(ast.parse(self.get_data(self.path), self.path))
+        return compile(tree, self.path, "exec", dont_inherit=True)
     return PLAIN[0](self, fullname)
 
 
@@ -154,8 +129,8 @@ for _cls, _name, _fn in PATCHES:
 
 
 def install() -> None:
-    """Make this module `_ragkit_watch` and its finder the first on
-    sys.meta_path; forget a ragkit imported before (see the docstring)."""
+    """Make this module `_ragkit_watch`, patch the standard file loaders,
+    and forget a ragkit imported before (see the docstring)."""
     module = sys.modules[__name__]
     sys.modules[NAME] = module
     if not home:
@@ -164,9 +139,6 @@ def install() -> None:
             home.append(os.path.realpath(list(spec.submodule_search_locations)[0]))
     for cls, name, fn in PATCHES:
         setattr(cls, name, fn)
-    if not any(f is Finder for f in sys.meta_path):
-        sys.meta_path.insert(0, Finder)
     for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
-        loader = getattr(sys.modules[name], "__loader__", None)
-        if type(loader) is not Loader:
+        if getattr(sys.modules[name], GLOBAL, None) is not note:
             del sys.modules[name]
