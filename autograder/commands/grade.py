@@ -73,14 +73,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from autograder.scoring.editions import (
     CORE, EDITIONS, edition_of, path_of_cells, write_core_masters)
 from autograder.intake.intake import (
-    MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain)
+    MAX_FILES, MB, crash_line, digest, find_students, plain)
+from autograder.intake.gate import GATE_GID, HAND_COPIED, SANDBOX_UID, take_folder
 from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
 from autograder.commands.nbgrader_run import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
     run_nbgrader, run_steps, sandbox_settings)
 from autograder.scoring import similarity
 from autograder.run import template_cache
-from autograder.run.grader_sandbox import code_folder, read_results, run_unprivileged, scrub
+from autograder.run.grader_sandbox import (
+    code_folder, grader_uid, read_results, run_unprivileged, scrub)
 from autograder.intake.grading_outcome import DONE, Outcome
 from autograder.scoring.release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
@@ -124,7 +126,15 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     course.parent.mkdir(parents=True)
     shutil.copytree(template, course)
     copy = course / "submitted" / student / assignment
-    outcome.problems += copy_submission(student_dir / assignment, copy)
+    # through the intake gate, read as the grader sandbox's user (in the
+    # group of what `make collect` wrote): plain files only, 0600 in 0700
+    # folders, no link followed
+    reader = grader_uid(limits.uid) if limits.uid is not None else SANDBOX_UID
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    taken = take_folder(student_dir / assignment, copy, reader_uid=reader, reader_gid=reader,
+                        reader_groups=(GATE_GID,), caps=HAND_COPIED)
+    outcome.problems += taken.problems()
+    copy.mkdir(parents=True, exist_ok=True)  # nothing taken: graded as blank
     problems, unreadable = check_submission(copy, release, limits.notebook_bytes,
                                             limits.max_cells, template / "source" / assignment)
     outcome.problems += problems + copied_from_master(copy, master_own or {})

@@ -69,16 +69,29 @@ class Caps:
 
 
 HAND_IN = Caps()
+GB = 1024 * MB
+# A folder copied in by hand is already on the instructor's disk, and
+# grade.py's own limits (--max-files, --max-notebook) come before and after
+# it with finer words: these caps only bound what copying it may cost.
+HAND_COPIED = Caps(members=100_000, file_bytes=GB, total_bytes=2 * GB, depth=32, seconds=600)
+# The uid that reads an archive, or a folder when grading runs as root
+# without a kernel sandbox: below grade.py's kernel uids (--sandbox-uid,
+# 61000 on) and the uid its similarity report runs as (60999).
+SANDBOX_UID = 60998
+# The group of what `make collect` writes (root's, files 0640 and folders
+# 0750): grade.py's reader holds it as an extra group to read those copies;
+# no student does.
+GATE_GID = 60997
 
 
 @dataclass
 class Taken:
     """What a take did: the files it took (paths below `dest`, as named in
     the hand-in: data, to escape with intake.plain before showing), what it
-    refused (one line each: the name escaped, why),
-    and, when nothing was taken, why (`failed`)."""
+    refused (the name, escaped, and why), and, when nothing was taken, why
+    (`failed`)."""
     files: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
     failed: str | None = None
 
     @property
@@ -89,7 +102,38 @@ class Taken:
         """The lines a student's problems get: the reason nothing was taken,
         then each refused entry."""
         head = [f"(hand-in): {self.failed}; nothing was taken"] if self.failed else []
-        return head + self.refused
+        return head + [f"{name}: {why}; refused" for name, why in self.refused]
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who reads a hand-in (uid, gid and extra groups of the reader) and
+    who owns the copy (when root; else whoever runs this)."""
+    reader_uid: int
+    reader_gid: int
+    reader_groups: tuple[int, ...] = ()
+    owner_uid: int | None = None
+    owner_gid: int | None = None
+    group_read: bool = False
+
+    def __post_init__(self):
+        for name in ("reader_uid", "reader_gid"):
+            if type(getattr(self, name)) is not int or getattr(self, name) < 0:
+                raise TypeError(f"{name} must be an int >= 0 (got {getattr(self, name)!r})")
+        if any(type(g) is not int or g < 0 for g in self.reader_groups):
+            raise TypeError(f"reader_groups must be ints >= 0 (got {self.reader_groups!r})")
+        if os.geteuid() == 0 and 0 in (self.reader_uid, self.reader_gid, *self.reader_groups):
+            raise ValueError("reader_uid, reader_gid and reader_groups must not be root's "
+                             "(0): the reader gives up root")
+        if (self.owner_uid is None) != (self.owner_gid is None):
+            raise ValueError("owner_uid and owner_gid go together: give both or neither")
+        if type(self.group_read) is not bool:
+            raise TypeError(f"group_read must be True or False (got {self.group_read!r})")
+
+    def owner(self) -> tuple[int, int] | None:
+        if self.owner_uid is None or os.geteuid() != 0:
+            return None
+        return self.owner_uid, self.owner_gid
 
 
 class Refused(Exception):
@@ -140,11 +184,13 @@ class Staging:
     """A folder beside `dest` that only this process writes: everything in
     it is created here, with this process's modes and owner."""
 
-    def __init__(self, dest: Path, owner: tuple[int, int] | None):
+    def __init__(self, dest: Path, who: Who):
         self.path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.taking-", dir=dest.parent))
-        self.owner = owner
+        self.owner = who.owner()
+        # the owner's group may read (a reader or the formgrader): 0640, 0750
+        self.file_mode, self.folder_mode = (0o640, 0o750) if who.group_read else (0o600, 0o700)
         self.top = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        self.settle(self.top, 0o700)
+        self.settle(self.top, self.folder_mode)
         self.kinds: dict[tuple[str, ...], str] = {(): "folder"}
         self.open_folders: dict[tuple[str, ...], int] = {(): self.top}
 
@@ -170,7 +216,7 @@ class Staging:
         above = self.folder(parts[:-1])
         os.mkdir(parts[-1], 0o700, dir_fd=above)
         fd = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=above)
-        self.settle(fd, 0o700)
+        self.settle(fd, self.folder_mode)
         self.kinds[parts] = "folder"
         self.open_folders[parts] = fd
         return fd
@@ -178,7 +224,7 @@ class Staging:
     def file(self, parts: tuple[str, ...]) -> int:
         fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                      0o600, dir_fd=self.folder(parts[:-1]))
-        self.settle(fd, 0o600)
+        self.settle(fd, self.file_mode)
         self.kinds[parts] = "file"
         return fd
 
@@ -188,7 +234,8 @@ class Staging:
         self.open_folders = {}
 
     def place(self, dest: Path) -> None:
-        """Put the finished copy at `dest`, the earlier one (if any) away."""
+        """Put the finished copy at `dest`, the earlier one (a folder, not a
+        link to one) away."""
         self.close()
         old = None
         if os.path.lexists(dest):
@@ -221,7 +268,7 @@ def receive(reader: Reader, staging: Staging, caps: Caps, taken: Taken) -> None:
         shown = plain(os.fsdecode(name), 200)
         parts = parts_of(name)
         if kind == b"R":
-            taken.refused.append(f"{shown}: {plain(why.decode('utf-8', 'replace'), 200)}; refused")
+            taken.refused.append((shown, plain(why.decode("utf-8", "replace"), 200)))
             continue
         if parts is not None and len(parts) > caps.depth:
             raise Refused(f"{shown} is more than {caps.depth} folders deep")
@@ -231,7 +278,7 @@ def receive(reader: Reader, staging: Staging, caps: Caps, taken: Taken) -> None:
                    else staging.clash(parts, "folder" if kind == b"D" else "file"))
         if kind == b"D":
             if problem:
-                taken.refused.append(f"{shown}: {problem}; refused")
+                taken.refused.append((shown, problem))
             elif parts:
                 staging.folder(parts)
             continue
@@ -253,31 +300,29 @@ def receive(reader: Reader, staging: Staging, caps: Caps, taken: Taken) -> None:
             if fd is not None:
                 os.close(fd)
         if problem:
-            taken.refused.append(f"{shown}: {problem}; refused")
+            taken.refused.append((shown, problem))
         else:
             taken.files.append("/".join(parts))
 
 
-def take(mode: str, source: int, dest: Path, reader_uid: int, reader_gid: int,
-         owner: tuple[int, int] | None, caps: Caps) -> Taken:
-    """Run the reader on `source` (an open folder or archive) and, when all went well, put what it sent at `dest`."""
+def take(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken:
+    """Run the reader on `source` (an open folder or archive) and, when all
+    went well, put what it sent at `dest`."""
     if not isinstance(caps, Caps):
         raise TypeError(f"caps must be a Caps (got {type(caps).__name__})")
-    for name, value in (("reader_uid", reader_uid), ("reader_gid", reader_gid)):
-        if type(value) is not int or value < 0:
-            raise TypeError(f"{name} must be a uid or gid, an int >= 0 (got {value!r})")
-    if os.geteuid() == 0 and reader_uid == 0:
-        raise ValueError("reader_uid must not be root (0): the reader gives up root")
     dest = Path(dest)
     if not dest.parent.is_dir():
         raise ValueError(f"dest's folder does not exist (got dest={str(dest)!r})")
+    if os.path.lexists(dest) and not stat.S_ISDIR(os.lstat(dest).st_mode):
+        raise ValueError(f"dest is there already and is not a folder (got dest={str(dest)!r})")
     taken = Taken()
-    staging = Staging(dest, owner)
+    staging = Staging(dest, who)
+    groups = ",".join(map(str, who.reader_groups)) or "-"
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(READER), mode, str(reader_uid), str(reader_gid),
-         str(caps.depth), str(source)],
-        pass_fds=(source,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", env={},
-        start_new_session=True)
+        [sys.executable, "-I", "-S", str(READER), mode, str(who.reader_uid),
+         str(who.reader_gid), groups, str(caps.depth), str(source)],
+        pass_fds=(source,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, cwd="/", env={}, start_new_session=True)
     placed = False
     try:
         receive(Reader(proc.stdout.fileno(), time.monotonic() + caps.seconds, caps.seconds),
@@ -300,39 +345,37 @@ def take(mode: str, source: int, dest: Path, reader_uid: int, reader_gid: int,
     return taken
 
 
-def owner_of(owner_uid: int | None, owner_gid: int | None) -> tuple[int, int] | None:
-    if (owner_uid is None) != (owner_gid is None):
-        raise ValueError("owner_uid and owner_gid go together: give both or neither")
-    if owner_uid is None or os.geteuid() != 0:
-        return None
-    return owner_uid, owner_gid
-
-
 def take_folder(src: Path, dest: Path, *, reader_uid: int, reader_gid: int,
                 owner_uid: int | None = None, owner_gid: int | None = None,
-                caps: Caps = HAND_IN) -> Taken:
+                caps: Caps = HAND_IN, reader_groups: tuple[int, ...] = (),
+                group_read: bool = False) -> Taken:
     """Copy the folder `src` to `dest` through the gate (see the module's
     docstring). `src` itself must be a folder, not a link to one: it is
     opened here without following a link, and everything below it by the
-    reader as `reader_uid`, which must be allowed to read it."""
+    reader as `reader_uid` (with `reader_groups`), which must be allowed to
+    read it. With `group_read`, files are 0640 and folders 0750, for the
+    members of `owner_gid`."""
+    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
     try:
         fd = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as err:
         raise ValueError(f"src must be a folder and not a link (got src={str(src)!r}: "
                          f"{err.strerror})") from None
     try:
-        return take("folder", fd, dest, reader_uid, reader_gid,
-                    owner_of(owner_uid, owner_gid), caps)
+        return take("folder", fd, dest, who, caps)
     finally:
         os.close(fd)
 
 
 def take_archive(archive: Path, dest: Path, *, reader_uid: int, reader_gid: int,
                  owner_uid: int | None = None, owner_gid: int | None = None,
-                 caps: Caps = HAND_IN) -> Taken:
+                 caps: Caps = HAND_IN, reader_groups: tuple[int, ...] = (),
+                 group_read: bool = False) -> Taken:
     """Unpack the zip or tar `archive` (plain, gzip, bzip2 or xz) to `dest`
-    through the gate (see the module's docstring). `archive` is opened
-    here, without following a link; the reader reads it as `reader_uid`. An archive inside it stays a file."""
+    through the gate (see the module's docstring; the other arguments are
+    take_folder's). `archive` is opened here, without following a link, and
+    read by the reader. An archive inside it stays a file."""
+    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
     try:
         fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as err:
@@ -342,8 +385,6 @@ def take_archive(archive: Path, dest: Path, *, reader_uid: int, reader_gid: int,
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"archive must be a regular file (got archive={str(archive)!r})")
         os.set_blocking(fd, True)
-        return take("archive", fd, dest, reader_uid, reader_gid,
-                    owner_of(owner_uid, owner_gid), caps)
+        return take("archive", fd, dest, who, caps)
     finally:
         os.close(fd)
-

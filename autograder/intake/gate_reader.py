@@ -2,10 +2,11 @@
 student's hand-in and streams what it finds to its parent over standard
 output, and never writes a file.
 
-gate.py starts it as `python -I -S gate_reader.py MODE UID GID DEPTH FD`, as
+gate.py starts it as `python -I -S gate_reader.py MODE UID GID GROUPS DEPTH FD`, as
 root or as the grading user. Before it looks at a single byte of the
 hand-in, it imports all it will need (the interpreter's own files may be
-closed to UID), gives up root for UID and GID with no extra groups, and
+closed to UID), gives up root for UID and GID with the extra GROUPS (a comma-separated
+list, `-` for none), and
 caps its own memory, CPU time and processes. Then:
 
   * `folder`: FD is the student's folder, opened by the parent without
@@ -151,9 +152,9 @@ def read_tar(stream) -> None:
                 refuse(name, "not a regular file or folder")
 
 
-def give_up_root(uid: int, gid: int) -> None:
+def give_up_root(uid: int, gid: int, groups: list[int]) -> None:
     if os.geteuid() == 0:
-        os.setgroups([])
+        os.setgroups(groups)
         os.setgid(gid)
         os.setuid(uid)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
@@ -162,8 +163,8 @@ def give_up_root(uid: int, gid: int) -> None:
 
 
 def main() -> None:
-    mode, uid, gid, depth, fd = sys.argv[1], *map(int, sys.argv[2:6])
-    give_up_root(uid, gid)
+    mode, uid, gid, depth, fd = sys.argv[1], *map(int, (*sys.argv[2:4], *sys.argv[5:7]))
+    give_up_root(uid, gid, [int(g) for g in sys.argv[4].split(",") if g != "-"])
     try:
         if mode == "folder":
             read_folder(fd, depth)
