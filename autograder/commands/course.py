@@ -51,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autograder.scoring.editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
 from autograder.intake.intake import valid_id
+from autograder.commands.lms_collect import COLLECTED, refusals
 from autograder.intake.grading_outcome import DONE
 from autograder.run.nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
                           run_nbgrader_checked)
@@ -305,6 +306,14 @@ def still_to_check(gb, kept: dict[str, float]) -> dict[str, float]:
     return out
 
 
+def add_problems(problems: Path, rows: list[dict]) -> None:
+    """Add `rows` (student, problem) to the problems.csv at `problems`."""
+    old = read_text_csv(problems) if problems.is_file() else pd.DataFrame(
+        columns=["student", "problem"])
+    write_csv(pd.concat([old, pd.DataFrame(rows, columns=["student", "problem"])],
+                        ignore_index=True), problems)
+
+
 def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
     """Keep the changed answers in OUT/formgrader/changed_answers.json, drop
     those whose mark a person has changed since, and add a problems.csv line
@@ -323,11 +332,7 @@ def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
                          f" (marked {float(mark):g} before)"})
             print(f"  ! {student}/{assignment}: {notebook}.ipynb {grade_id}: {CHANGED}; "
                   f"the mark ({float(mark):g}) is kept", flush=True)
-        problems = out / assignment / "problems.csv"
-        old = read_text_csv(problems) if problems.is_file() else pd.DataFrame(
-            columns=["student", "problem"])
-        write_csv(pd.concat([old, pd.DataFrame(rows, columns=["student", "problem"])],
-                            ignore_index=True), problems)
+        add_problems(out / assignment / "problems.csv", rows)
     (course / CHANGED_FILE).write_text(json.dumps(kept, indent=1, sort_keys=True),
                                        encoding="utf-8")
 
@@ -685,6 +690,10 @@ def main(argv: list[str] | None = None) -> int:
                                     "--out", str(out / a), *extra])
             if code:
                 failed.append(a)
+            # what `make collect` refused of this assignment (lms_collect.py)
+            if refused := refusals(submissions / COLLECTED, a):
+                add_problems(out / a / "problems.csv", refused)
+                print(f"  {len(refused)} refused at collect: see {out / a / 'problems.csv'}")
         gather(out, source)
         frame = sheet(out, source)
         print(f"\n=== the course ===\n{summary(frame)}")

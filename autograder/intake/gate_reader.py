@@ -170,7 +170,8 @@ def main() -> None:
             read_folder(fd, depth)
         else:
             stream = os.fdopen(fd, "rb")
-            if zipfile.is_zipfile(stream):
+            # a zip by its central directory, or a truncated one by its start
+            if zipfile.is_zipfile(stream) or stream.seek(0) == 0 and stream.read(4) == b"PK\x03\x04":
                 read_zip(stream)
             else:
                 stream.seek(0)
