@@ -3,9 +3,13 @@ zip_collect (autograder/commands/lms_collect.py), and what it collects grades.""
 from __future__ import annotations
 
 import hashlib
+import io
+import os
 import shutil
+import stat
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -15,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from autograder.commands import lms_collect  # noqa: E402
+from autograder.intake import gate  # noqa: E402
 
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"
 RELEASED = lms_collect.released_notebooks(ROOT / "release")
@@ -49,12 +54,59 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+# a name that sets the terminal's title, starts a new line and turns the
+# rest around (a bidi override)
+NASTY = "\x1b]0;pwned\x07\nnothing was collected; run rm\u202ebnpyi.exe"
+
+
+def hostile_hand_ins(tmp: Path) -> dict[str, Path]:
+    """The hostile intake class, each student's upload of hand-in.zip, and
+    beside some of them an honest quiz that must still be collected."""
+    quiz = (SAMPLE / "ada_complete" / "quiz" / "quiz.ipynb").read_bytes()
+    out = {}
+
+    def zip_at(name: str, members: list[tuple[str, bytes, int]]) -> Path:
+        with zipfile.ZipFile(tmp / name, "w", zipfile.ZIP_DEFLATED) as z:
+            for member, data, mode in members:
+                info = zipfile.ZipInfo(member)
+                info.external_attr, info.compress_type = mode << 16, zipfile.ZIP_DEFLATED
+                z.writestr(info, data)
+        return tmp / name
+
+    plain_file = stat.S_IFREG | 0o644
+    layer = zip_at("layer.zip", [("zeros", bytes(8 * gate.MB), plain_file)])
+    # nested zips, and 60 MiB of zeros: 60 KB to upload
+    out["bomb_1_2_hand-in.zip"] = zip_at("bomb.zip", [
+        ("lab/layer.zip", layer.read_bytes(), plain_file),
+        ("project/corpus/zeros.json", bytes(60 * gate.MB), plain_file)])
+    many = zip_at("many.zip", [(f"lab/{i:05}.txt", b"", plain_file) for i in range(20_000)])
+    out["many_3_4_hand-in.zip"] = many
+    (tmp / "truncated.zip").write_bytes(many.read_bytes()[:100_000])
+    out["trunc_5_6_hand-in.zip"] = tmp / "truncated.zip"
+    out["clash_7_8_hand-in.zip"] = zip_at("clash.zip", [
+        ("quiz/quiz.ipynb", quiz, stat.S_IFREG | 0o6777), ("quiz/x", b"x", plain_file),
+        ("quiz/x/y", b"y", plain_file), (f"lab/{NASTY}", b"/etc/shadow", stat.S_IFLNK | 0o777)])
+    # a tar under the zip's name: links, a pipe and a device beside the quiz
+    with tarfile.open(tmp / "pipe.tar", "w") as t:
+        info = tarfile.TarInfo("quiz/quiz.ipynb")
+        info.size, info.mode = len(quiz), 0o4755
+        t.addfile(info, io.BytesIO(quiz))
+        for name, kind in [("lab/pipe", tarfile.FIFOTYPE), ("lab/zero", tarfile.CHRTYPE),
+                           ("lab/shadow", tarfile.SYMTYPE)]:
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.devmajor, info.devminor = kind, "/etc/shadow", 1, 5
+            t.addfile(info)
+    out["pipe_9_10_hand-in.zip"] = tmp / "pipe.tar"
+    return out
+
+
 @pytest.fixture(scope="module")
 def canvas_zip(tmp_path_factory) -> Path:
     """Two students as Canvas names them: smithjane uploads files one by one
     (a blank quiz, then her finished quiz as a resubmission, a notebook, a
-    stray note); lee uploads the student bundle's hand-in.zip with the
-    project and its corpus. Plus a file Canvas did not name."""
+    stray note, a file whose name is a terminal escape); lee uploads the
+    student bundle's hand-in.zip with the project and its corpus. Plus a
+    file Canvas did not name, and the hostile intake class."""
     tmp = tmp_path_factory.mktemp("lms")
     path = tmp / "submissions.zip"
     ada, ben = SAMPLE / "ada_complete", SAMPLE / "ben_blank"
@@ -69,8 +121,11 @@ def canvas_zip(tmp_path_factory) -> Path:
         z.write(ada / "quiz" / "quiz.ipynb", "smithjane_12345_67999_quiz-1.ipynb")
         z.write(ada / "lab" / "07_measuring.ipynb", "smithjane_12345_67890_07_measuring.ipynb")
         z.writestr("smithjane_12345_67890_notes.txt", "my notes")
+        z.writestr(f"smithjane_12345_67890_{NASTY}", "a name")
         z.writestr("readme.txt", "not a submission")
         z.write(hand_in, "lee_22222_33333_hand-in.zip")
+        for name, upload in hostile_hand_ins(tmp).items():
+            z.write(upload, name)
     return path
 
 
@@ -86,7 +141,7 @@ def collected(canvas_zip, tmp_path_factory):
                            str(ROOT / "autograder" / "commands" / "lms_collect.py"),
                            "--zip", str(canvas_zip), "--submissions", str(out)],
                           capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # some were refused
     assert sha(canvas_zip) == before, "collect changed the LMS's zip"
     return out, proc.stdout
 
@@ -94,7 +149,8 @@ def collected(canvas_zip, tmp_path_factory):
 def test_every_file_lands_where_it_belongs(collected):
     out, stdout = collected
     ada = SAMPLE / "ada_complete"
-    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()
+                   and p.parts[len(out.parts)] in ("lee", "smithjane", "lms_collected.csv"))
     assert files == sorted([
         "lms_collected.csv",
         "lee/lab/01_why_retrieval.ipynb", "lee/project/project.ipynb",
@@ -110,10 +166,63 @@ def test_every_file_lands_where_it_belongs(collected):
         "matched no pattern; not collected")
     assert note["smithjane_12345_67890_quiz.ipynb"] == (
         "replaced by smithjane_12345_67999_quiz-1.ipynb")
-    assert len(listing) == 11  # every file of the zip, the unpacked hand-in's too
+    # every file of the zip, the unpacked hand-in's too
+    assert listing["file"].str.match(r"(lee|smithjane)_|readme").sum() == 12
     for line in ("readme.txt: matched no pattern", "smithjane_12345_67890_notes.txt: matched",
-                 "2 student(s) collected"):
+                 "4 student(s) collected"):
         assert line in stdout
+
+
+def test_one_bad_hand_in_fails_alone(collected):
+    """Each hostile student gets rows saying what was refused and why; what
+    else they handed in is collected, as plain files of the gate's modes."""
+    out, stdout = collected
+    listing = pd.read_csv(out / "lms_collected.csv", dtype=str, keep_default_na=False)
+    note = dict(zip(listing["file"], listing["note"]))
+    nothing = "; nothing in it was collected"
+    assert note["bomb_1_2_hand-in.zip"] == (
+        "refused: project/corpus/zeros.json is larger than 50 MiB" + nothing)
+    assert note["many_3_4_hand-in.zip"] == "refused: more than 500 files and folders" + nothing
+    assert note["trunc_5_6_hand-in.zip"].startswith("refused: it cannot be read (BadZipFile")
+    shown = "\\x1b]0;pwned\\x07\\x0anothing was collected; run rm\\u202ebnpyi.exe"
+    assert {f: n for f, n in note.items() if f.startswith(("clash", "pipe"))} == {
+        "clash_7_8_hand-in.zip": "unpacked; its files are listed by name",
+        "clash_7_8_hand-in/quiz/quiz.ipynb": "", "clash_7_8_hand-in/quiz/x": "",
+        "clash_7_8_hand-in/quiz/x/y": "refused: its folder quiz/x is a file",
+        f"clash_7_8_hand-in/lab/{shown}": "refused: a symbolic link",
+        "pipe_9_10_hand-in.zip": "unpacked; its files are listed by name",
+        "pipe_9_10_hand-in/quiz/quiz.ipynb": "",
+        "pipe_9_10_hand-in/lab/pipe": "refused: a named pipe",
+        "pipe_9_10_hand-in/lab/zero": "refused: a device",
+        "pipe_9_10_hand-in/lab/shadow": "refused: a symbolic link"}
+    assert note[f"smithjane_12345_67890_{shown}"] == "matched no pattern; not collected"
+    # names are data in the terminal too: no escape, no forged line
+    assert "\x1b" not in stdout and "\u202e" not in stdout
+    assert not any(line.startswith("nothing was collected") for line in stdout.splitlines())
+    assert "refused in part or whole, for: bomb, clash, many, pipe, trunc" in stdout
+    # the bomb, the 20,000 files and the truncated zip: nothing collected
+    assert sorted(p.name for p in out.iterdir()) == [
+        "clash", "lee", "lms_collected.csv", "pipe", "smithjane"]
+    quiz = sha(SAMPLE / "ada_complete" / "quiz" / "quiz.ipynb")
+    assert sha(out / "pipe" / "quiz" / "quiz.ipynb") == sha(out / "clash" / "quiz" / "quiz.ipynb") == quiz
+    assert (out / "clash" / "quiz" / "x").read_text() == "x"
+    # every collected file and folder: the gate's modes, never the upload's
+    ours = {"smithjane", "smithjane/lab", "smithjane/lab/07_measuring.ipynb",  # the fixture's
+            lms_collect.COLLECTED}
+    for path in out.rglob("*"):
+        if str(path.relative_to(out)) in ours:
+            continue
+        info = path.lstat()
+        assert stat.S_IMODE(info.st_mode) == (0o750 if path.is_dir() else 0o640), path
+        assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode), path
+        assert os.geteuid() != 0 or (info.st_uid, info.st_gid) == (0, gate.GATE_GID), path
+    # carried into the quiz's problems.csv when the class is graded
+    carried = lms_collect.refusals(out / lms_collect.COLLECTED, "quiz")
+    assert sorted((r["student"], r["problem"].split(": ")[0]) for r in carried) == [
+        ("bomb", "(LMS download) bomb_1_2_hand-in.zip"),
+        ("clash", "(LMS download) clash_7_8_hand-in/quiz/x/y"),
+        ("many", "(LMS download) many_3_4_hand-in.zip"),
+        ("trunc", "(LMS download) trunc_5_6_hand-in.zip")]
 
 
 def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
@@ -130,7 +239,8 @@ def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
 
 
 def test_collected_work_grades(collected, tmp_path):
-    """The quiz smithjane resubmitted finished gets full marks: the grader
+    """The quiz smithjane resubmitted finished gets full marks, and so do
+    the quizzes beside the hostile files of clash and pipe: the grader
     reads what collect wrote."""
     out, _ = collected
     proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
@@ -139,6 +249,8 @@ def test_collected_work_grades(collected, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     scores = pd.read_csv(tmp_path / "quiz" / "scores.csv")
-    assert scores["student"].tolist() == ["smithjane"]
+    # beside the hostile files of their hand-ins, clash and pipe handed in
+    # the finished quiz too
+    assert scores["student"].tolist() == ["clash", "pipe", "smithjane"]
     assert scores["score"].tolist() == scores["max_score"].tolist()
     assert scores["max_score"].iloc[0] > 0
