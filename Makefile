@@ -141,9 +141,10 @@ site: $(STAMP)
 	$(BIN)/python tools/site.py $(if $(STUDENT),--student --out dist/student-site,--out site)
 
 ## [instructors] unpack an LMS download ZIP=file into SUBMISSIONS=dir
-## with nbgrader's zip_collect and Canvas's file names (flat files or each
+## through the intake gate, by Canvas's file names (flat files or each
 ## student's hand-in.zip; the newest upload of a file wins); every file of
-## the zip and what became of it goes to SUBMISSIONS/lms_collected.csv
+## the zip and what became of it goes to SUBMISSIONS/lms_collected.csv;
+## exit status 1 when some student's files were refused
 collect: $(STAMP)
 	@test -n "$(ZIP)" || { echo "make collect needs ZIP=path/to/the/LMS/download.zip" >&2; exit 2; }
 	$(BIN)/python autograder/commands/lms_collect.py --zip $(ZIP) --submissions $(SUBMISSIONS)

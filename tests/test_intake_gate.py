@@ -190,8 +190,12 @@ def test_bad_arguments_name_themselves(tmp_path):
         gate.take_folder(tmp_path, tmp_path / "c", reader_uid="nobody", reader_gid=1)
     with pytest.raises(ValueError, match="caps.members"):
         gate.Caps(members=0)
-    with pytest.raises(ValueError, match="src must be a folder"):
-        (tmp_path / "link").symlink_to(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    with pytest.raises(ValueError, match="src cannot be opened"):
         gate.take_folder(tmp_path / "link", tmp_path / "c", **READER)
-    with pytest.raises(ValueError, match="archive"):
+    with pytest.raises(ValueError, match="archive cannot be opened"):
         gate.take_archive(tmp_path / "none.zip", tmp_path / "c", **READER)
+    os.mkfifo(tmp_path / "pipe.zip")
+    with pytest.raises(ValueError, match="archive must be a regular file"):
+        gate.take_archive(tmp_path / "pipe.zip", tmp_path / "c", **READER)
+    assert not (tmp_path / "c").exists()

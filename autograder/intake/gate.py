@@ -305,16 +305,42 @@ def receive(reader: Reader, staging: Staging, caps: Caps, taken: Taken) -> None:
             taken.files.append("/".join(parts))
 
 
-def take(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken:
-    """Run the reader on `source` (an open folder or archive) and, when all
+def opened(mode: str, source: Path) -> int:
+    """`source` opened without following a link (nor waiting, should it be
+    a pipe): a folder for "folder", a regular file for "archive"."""
+    argument = "src" if mode == "folder" else "archive"
+    kind = "a folder" if mode == "folder" else "a regular file"
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        raise ValueError(f"{argument} cannot be opened (got {argument}={str(source)!r}: "
+                         f"{err.strerror})") from None
+    is_folder = stat.S_ISDIR(os.fstat(fd).st_mode)
+    if is_folder != (mode == "folder") or not (is_folder or stat.S_ISREG(os.fstat(fd).st_mode)):
+        os.close(fd)
+        raise ValueError(f"{argument} must be {kind} (got {argument}={str(source)!r})")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def take(mode: str, source: Path, dest: Path, who: Who, caps: Caps) -> Taken:
+    """Run the reader on `source` (a folder or an archive) and, when all
     went well, put what it sent at `dest`."""
     if not isinstance(caps, Caps):
         raise TypeError(f"caps must be a Caps (got {type(caps).__name__})")
-    dest = Path(dest)
     if not dest.parent.is_dir():
         raise ValueError(f"dest's folder does not exist (got dest={str(dest)!r})")
     if os.path.lexists(dest) and not stat.S_ISDIR(os.lstat(dest).st_mode):
         raise ValueError(f"dest is there already and is not a folder (got dest={str(dest)!r})")
+    fd = opened(mode, source)
+    try:
+        return read_into(mode, fd, dest, who, caps)
+    finally:
+        os.close(fd)
+
+
+def read_into(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken:
+    """The reader on the open `source`, what it sends staged, then placed."""
     taken = Taken()
     staging = Staging(dest, who)
     groups = ",".join(map(str, who.reader_groups)) or "-"
@@ -356,15 +382,7 @@ def take_folder(src: Path, dest: Path, *, reader_uid: int, reader_gid: int,
     read it. With `group_read`, files are 0640 and folders 0750, for the
     members of `owner_gid`."""
     who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
-    try:
-        fd = os.open(src, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError as err:
-        raise ValueError(f"src must be a folder and not a link (got src={str(src)!r}: "
-                         f"{err.strerror})") from None
-    try:
-        return take("folder", fd, dest, who, caps)
-    finally:
-        os.close(fd)
+    return take("folder", Path(src), Path(dest), who, caps)
 
 
 def take_archive(archive: Path, dest: Path, *, reader_uid: int, reader_gid: int,
@@ -376,15 +394,4 @@ def take_archive(archive: Path, dest: Path, *, reader_uid: int, reader_gid: int,
     take_folder's). `archive` is opened here, without following a link, and
     read by the reader. An archive inside it stays a file."""
     who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
-    try:
-        fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as err:
-        raise ValueError(f"archive cannot be opened (got archive={str(archive)!r}: "
-                         f"{err.strerror})") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"archive must be a regular file (got archive={str(archive)!r})")
-        os.set_blocking(fd, True)
-        return take("archive", fd, dest, who, caps)
-    finally:
-        os.close(fd)
+    return take("archive", Path(archive), Path(dest), who, caps)

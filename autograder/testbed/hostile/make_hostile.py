@@ -657,7 +657,7 @@ def test_time_rows() -> list[dict]:
                                  f"{NB}: a symbolic link; refused",
                                  f"{NB}: missing, scored 0"]),
         # a named pipe beside a correct notebook (copying it would hang or fail)
-        row("named_pipe", FULL, ["answers.fifo: not a regular file or folder; refused"]),
+        row("named_pipe", FULL, ["answers.fifo: a named pipe; refused"]),
     ]
 
 
