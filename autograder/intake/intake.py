@@ -1,14 +1,12 @@
 """Which submissions are graded at all, and how they are read: valid
-student ids, folders refused before grading (links, too many files), a copy
-that never follows a link, and the digest that proves the originals were
-not touched."""
+student ids, folders refused before grading (links, too many files), names
+shown escaped, and the digest that proves the originals were not touched.
+The copy that grading reads is made by the intake gate (gate.py)."""
 from __future__ import annotations
 
 import hashlib
 import os
 import re
-import shutil
-import stat
 import unicodedata
 from pathlib import Path
 
@@ -132,35 +130,3 @@ def find_students(submissions: Path, assignment: str, max_files: int
         else:
             students.append(path)
     return students, refused
-
-
-def special(path: str) -> str | None:
-    """What a submission may not hold, seen with lstat: a symbolic link, or a
-    file that is not a regular file or folder (a named pipe, a socket, a
-    device): copying one could hang, read outside the submission, or hand
-    the kernel a device."""
-    mode = os.lstat(path).st_mode
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return "not a regular file or folder"
-    return None
-
-
-def copy_submission(src: Path, dst: Path) -> list[str]:
-    """Copy a student's folder without following symlinks: a link (one could
-    point at a file the student's kernel must not read, or at the masters),
-    like a named pipe or a device, is not copied and gets a problem line."""
-    if src.is_symlink() or src.parent.is_symlink():  # find_students refuses these
-        raise ValueError(f"{src} is a symbolic link; not copied")
-    refused = []
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        found = [(n, why) for n in names
-                 if (why := special(os.path.join(folder, n)))]
-        refused.extend((os.path.relpath(os.path.join(folder, n), src), why)
-                       for n, why in found)
-        return [n for n, _ in found]
-
-    shutil.copytree(src, dst, ignore=ignore, symlinks=True)
-    return [f"{name}: {why}; refused" for name, why in sorted(refused)]
