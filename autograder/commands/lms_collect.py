@@ -314,6 +314,8 @@ def refusals(listing: Path, assignment: str) -> list[dict]:
     if not listing.is_file():
         return []
     files = pd.read_csv(listing, dtype=str, keep_default_na=False)
+    if not {"file", "student", "assignment", "note"} <= set(files.columns):
+        return []  # a listing from before refusals were written
     files = files[files["note"].str.startswith(REFUSED)
                   & files["assignment"].isin(["", assignment]) & (files["student"] != "")]
     return [{"student": r["student"], "problem": f"(LMS download) {r['file']}: {r['note']}"}

@@ -23,6 +23,11 @@ one file, bytes in all, folder depth, seconds) or with an archive that
 cannot be read, nothing is taken. Only a complete take is renamed into
 place at `dest` (replacing what was there); a refused or interrupted one
 leaves `dest` as it was.
+
+A copy that grade.py will grade later must be readable by its reader (the
+grader sandbox's uid, holding the group GATE_GID): take it with
+`owner_gid=GATE_GID, group_read=True` (files 0640, folders 0750), as
+`make collect` does.
 """
 from __future__ import annotations
 
