@@ -63,6 +63,7 @@ def hostile_hand_ins(tmp: Path) -> dict[str, Path]:
     """The hostile intake class, each student's upload of hand-in.zip, and
     beside some of them an honest quiz that must still be collected."""
     quiz = (SAMPLE / "ada_complete" / "quiz" / "quiz.ipynb").read_bytes()
+    lab = (SAMPLE / "ada_complete" / "lab" / "01_why_retrieval.ipynb").read_bytes()
     out = {}
 
     def zip_at(name: str, members: list[tuple[str, bytes, int]]) -> Path:
@@ -84,8 +85,8 @@ def hostile_hand_ins(tmp: Path) -> dict[str, Path]:
     (tmp / "truncated.zip").write_bytes(many.read_bytes()[:100_000])
     out["trunc_5_6_hand-in.zip"] = tmp / "truncated.zip"
     out["clash_7_8_hand-in.zip"] = zip_at("clash.zip", [
-        ("quiz/quiz.ipynb", quiz, stat.S_IFREG | 0o6777), ("quiz/x", b"x", plain_file),
-        ("quiz/x/y", b"y", plain_file), (f"lab/{NASTY}", b"/etc/shadow", stat.S_IFLNK | 0o777)])
+        ("lab/01_why_retrieval.ipynb", lab, stat.S_IFREG | 0o6777),
+        ("lab/x", b"x", plain_file), ("lab/x/y", b"y", plain_file), (f"lab/{NASTY}", b"/etc/shadow", stat.S_IFLNK | 0o777)])
     # a tar under the zip's name: links, a pipe and a device beside the quiz
     with tarfile.open(tmp / "pipe.tar", "w") as t:
         info = tarfile.TarInfo("quiz/quiz.ipynb")
@@ -188,8 +189,8 @@ def test_one_bad_hand_in_fails_alone(collected):
     shown = "\\x1b]0;pwned\\x07\\x0anothing was collected; run rm\\u202ebnpyi.exe"
     assert {f: n for f, n in note.items() if f.startswith(("clash", "pipe"))} == {
         "clash_7_8_hand-in.zip": "unpacked; its files are listed by name",
-        "clash_7_8_hand-in/quiz/quiz.ipynb": "", "clash_7_8_hand-in/quiz/x": "",
-        "clash_7_8_hand-in/quiz/x/y": "refused: its folder quiz/x is a file",
+        "clash_7_8_hand-in/lab/01_why_retrieval.ipynb": "", "clash_7_8_hand-in/lab/x": "",
+        "clash_7_8_hand-in/lab/x/y": "refused: its folder lab/x is a file",
         f"clash_7_8_hand-in/lab/{shown}": "refused: a symbolic link",
         "pipe_9_10_hand-in.zip": "unpacked; its files are listed by name",
         "pipe_9_10_hand-in/quiz/quiz.ipynb": "",
@@ -204,9 +205,11 @@ def test_one_bad_hand_in_fails_alone(collected):
     # the bomb, the 20,000 files and the truncated zip: nothing collected
     assert sorted(p.name for p in out.iterdir()) == [
         "clash", "lee", "lms_collected.csv", "pipe", "smithjane"]
-    quiz = sha(SAMPLE / "ada_complete" / "quiz" / "quiz.ipynb")
-    assert sha(out / "pipe" / "quiz" / "quiz.ipynb") == sha(out / "clash" / "quiz" / "quiz.ipynb") == quiz
-    assert (out / "clash" / "quiz" / "x").read_text() == "x"
+    ada = SAMPLE / "ada_complete"
+    assert sha(out / "pipe" / "quiz" / "quiz.ipynb") == sha(ada / "quiz" / "quiz.ipynb")
+    assert sha(out / "clash" / "lab" / "01_why_retrieval.ipynb") == sha(
+        ada / "lab" / "01_why_retrieval.ipynb")
+    assert (out / "clash" / "lab" / "x").read_text() == "x"
     # every collected file and folder: the gate's modes, never the upload's
     ours = {"smithjane", "smithjane/lab", "smithjane/lab/07_measuring.ipynb",  # the fixture's
             lms_collect.COLLECTED}
@@ -218,12 +221,19 @@ def test_one_bad_hand_in_fails_alone(collected):
         assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode), path
         assert os.geteuid() != 0 or (info.st_uid, info.st_gid) == (0, gate.GATE_GID), path
     # carried into the quiz's problems.csv when the class is graded
-    carried = lms_collect.refusals(out / lms_collect.COLLECTED, "quiz")
-    assert sorted((r["student"], r["problem"].split(": ")[0]) for r in carried) == [
-        ("bomb", "(LMS download) bomb_1_2_hand-in.zip"),
-        ("clash", "(LMS download) clash_7_8_hand-in/quiz/x/y"),
-        ("many", "(LMS download) many_3_4_hand-in.zip"),
-        ("trunc", "(LMS download) trunc_5_6_hand-in.zip")]
+    whole = [("bomb", "(LMS download) bomb_1_2_hand-in.zip"),
+             ("many", "(LMS download) many_3_4_hand-in.zip"),
+             ("trunc", "(LMS download) trunc_5_6_hand-in.zip")]
+    carried = {a: sorted((r["student"], r["problem"].split(": ")[0]) for r in
+                         lms_collect.refusals(out / lms_collect.COLLECTED, a))
+               for a in ("lab", "quiz")}
+    assert carried["quiz"] == whole
+    assert carried["lab"] == sorted(whole + [
+        ("clash", "(LMS download) clash_7_8_hand-in/lab/x/y"),
+        ("clash", f"(LMS download) clash_7_8_hand-in/lab/{shown}"),
+        ("pipe", "(LMS download) pipe_9_10_hand-in/lab/pipe"),
+        ("pipe", "(LMS download) pipe_9_10_hand-in/lab/shadow"),
+        ("pipe", "(LMS download) pipe_9_10_hand-in/lab/zero")])
 
 
 def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
@@ -240,9 +250,9 @@ def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
 
 
 def test_collected_work_grades(collected, tmp_path):
-    """The quiz smithjane resubmitted finished gets full marks, and so do
-    the quizzes beside the hostile files of clash and pipe: the grader
-    reads what collect wrote."""
+    """The quiz smithjane resubmitted finished gets full marks, and so does
+    the quiz beside the hostile files of pipe: the grader reads what
+    collect wrote."""
     out, _ = collected
     proc = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
                            "--submissions", str(out), "--assignment", "quiz",
@@ -250,8 +260,7 @@ def test_collected_work_grades(collected, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     scores = pd.read_csv(tmp_path / "quiz" / "scores.csv")
-    # beside the hostile files of their hand-ins, clash and pipe handed in
-    # the finished quiz too
-    assert scores["student"].tolist() == ["clash", "pipe", "smithjane"]
+    # beside the hostile files of his hand-in, pipe handed in the finished quiz
+    assert scores["student"].tolist() == ["pipe", "smithjane"]
     assert scores["score"].tolist() == scores["max_score"].tolist()
     assert scores["max_score"].iloc[0] > 0
