@@ -236,6 +236,23 @@ def test_one_bad_hand_in_fails_alone(collected):
         ("pipe", "(LMS download) pipe_9_10_hand-in/lab/zero")])
 
 
+def test_grading_carries_the_refusals_into_problems_csv(collected, tmp_path):
+    """course.py grade adds the refused rows of an assignment to the
+    problems.csv grade.py wrote for it, after the lines already there."""
+    from autograder.commands import course
+
+    out, _ = collected
+    (tmp_path / "quiz").mkdir()
+    pd.DataFrame([{"student": "smithjane", "problem": "quiz.ipynb: a line of grade.py"}]
+                 ).to_csv(tmp_path / "quiz" / "problems.csv", index=False)
+    assert course.carry_refusals(tmp_path, out, "quiz") == 3
+    problems = pd.read_csv(tmp_path / "quiz" / "problems.csv", dtype=str)
+    assert problems["student"].tolist() == ["smithjane", "bomb", "many", "trunc"]
+    assert problems["problem"].iloc[1] == (
+        "(LMS download) bomb_1_2_hand-in.zip: refused: project/corpus/zeros.json is larger "
+        "than 50 MiB; nothing in it was collected")
+
+
 def test_collect_never_overwrites_different_work(canvas_zip, tmp_path):
     own = tmp_path / "submitted"
     (own / "smithjane" / "quiz").mkdir(parents=True)

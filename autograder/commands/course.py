@@ -314,6 +314,17 @@ def add_problems(problems: Path, rows: list[dict]) -> None:
                         ignore_index=True), problems)
 
 
+def carry_refusals(out: Path, submissions: Path, assignment: str) -> int:
+    """Add what `make collect` refused of `assignment` (the refused rows of
+    SUBMISSIONS/lms_collected.csv, lms_collect.refusals) to its
+    problems.csv in OUT; how many."""
+    rows = refusals(submissions / COLLECTED, assignment)
+    if rows:
+        (out / assignment).mkdir(parents=True, exist_ok=True)
+        add_problems(out / assignment / "problems.csv", rows)
+    return len(rows)
+
+
 def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
     """Keep the changed answers in OUT/formgrader/changed_answers.json, drop
     those whose mark a person has changed since, and add a problems.csv line
@@ -690,10 +701,8 @@ def main(argv: list[str] | None = None) -> int:
                                     "--out", str(out / a), *extra])
             if code:
                 failed.append(a)
-            # what `make collect` refused of this assignment (lms_collect.py)
-            if refused := refusals(submissions / COLLECTED, a):
-                add_problems(out / a / "problems.csv", refused)
-                print(f"  {len(refused)} refused at collect: see {out / a / 'problems.csv'}")
+            if carried := carry_refusals(out, submissions, a):
+                print(f"  {carried} refused at collect: see {out / a / 'problems.csv'}")
         gather(out, source)
         frame = sheet(out, source)
         print(f"\n=== the course ===\n{summary(frame)}")

@@ -150,19 +150,21 @@ class Reader:
 
     def __init__(self, fd: int, deadline: float, seconds: float):
         self.fd, self.deadline, self.seconds = fd, deadline, seconds
-        self.buffer = bytearray()
+        self.buffer, self.start = bytearray(), 0
 
     def take(self, n: int) -> bytes:
-        while len(self.buffer) < n:
+        while len(self.buffer) - self.start < n:
             left = self.deadline - time.monotonic()
             if left <= 0 or not select.select([self.fd], [], [], left)[0]:
                 raise Refused(f"reading it took longer than {self.seconds:g} s")
             chunk = os.read(self.fd, READ_BYTES)
             if not chunk:
                 raise Refused("the reader stopped before the end")
+            del self.buffer[:self.start]  # what was taken goes only now, at once
             self.buffer += chunk
-        out = bytes(self.buffer[:n])
-        del self.buffer[:n]
+            self.start = 0
+        out = bytes(self.buffer[self.start:self.start + n])
+        self.start += n
         return out
 
     def frame(self) -> tuple[bytes, bytes]:
