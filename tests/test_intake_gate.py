@@ -171,6 +171,19 @@ def test_a_hand_copied_folder_with_a_link_a_pipe_and_a_setuid_file(tmp_path):
     assert os.readlink(src / "lab" / "answers.txt") == str(secret)
 
 
+def test_a_folder_may_be_as_deep_as_the_cap_and_no_deeper(tmp_path):
+    src = tmp_path / "work"
+    deepest = src.joinpath(*"abcdefgh")  # 8 folders
+    deepest.mkdir(parents=True)
+    (deepest / "f.txt").write_text("deep")
+    taken = gate.take_folder(src, tmp_path / "copy", **READER)
+    assert taken.ok and taken.files == ["a/b/c/d/e/f/g/h/f.txt"]
+    (deepest / "i").mkdir()
+    taken = gate.take_folder(src, tmp_path / "copy", **READER)
+    assert taken.failed == "a/b/c/d/e/f/g/h/i is more than 8 folders deep"
+    assert (tmp_path / "copy" / "a/b/c/d/e/f/g/h/f.txt").read_text() == "deep"
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="reading as another uid needs root")
 def test_the_reader_reads_as_the_unprivileged_uid(tmp_path):
     """A file only root may read is refused, not copied: the reader is

@@ -3,9 +3,9 @@ copy, whichever road it came by (an LMS download's archives, a folder
 copied in by hand, the hub's exchange).
 
     take_folder(src, dest, *, reader_uid, reader_gid, owner_uid=None,
-                owner_gid=None, caps=HAND_IN) -> Taken
-    take_archive(archive, dest, *, reader_uid, reader_gid, owner_uid=None,
-                 owner_gid=None, caps=HAND_IN) -> Taken
+                owner_gid=None, caps=HAND_IN, reader_groups=(),
+                group_read=False) -> Taken
+    take_archive(archive, dest, ...the same...) -> Taken
 
 Both read the hand-in in a child process (gate_reader.py) that gives up
 root for `reader_uid`:`reader_gid` (the student's own uid for an exchange
@@ -277,7 +277,7 @@ def receive(reader: Reader, staging: Staging, caps: Caps, taken: Taken) -> None:
         if kind == b"R":
             taken.refused.append((shown, plain(why.decode("utf-8", "replace"), 200)))
             continue
-        if parts is not None and len(parts) > caps.depth:
+        if parts is not None and len(parts) - (kind == b"F") > caps.depth:
             raise Refused(f"{shown} is more than {caps.depth} folders deep")
         problem = ("its name leaves its folder or is not a plain path" if parts is None
                    else None if not parts and kind == b"D"
@@ -350,6 +350,7 @@ def read_into(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken
     """The reader on the open `source`, what it sends staged, then placed."""
     taken = Taken()
     staging = Staging(dest, who)
+    start = time.monotonic()
     groups = ",".join(map(str, who.reader_groups)) or "-"
     proc = subprocess.Popen(
         [sys.executable, "-I", "-S", str(READER), mode, str(who.reader_uid),
@@ -358,10 +359,14 @@ def read_into(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken
         stderr=subprocess.DEVNULL, cwd="/", env={}, start_new_session=True)
     placed = False
     try:
-        receive(Reader(proc.stdout.fileno(), time.monotonic() + caps.seconds, caps.seconds),
+        receive(Reader(proc.stdout.fileno(), start + caps.seconds, caps.seconds),
                 staging, caps, taken)
-        if proc.wait(timeout=caps.seconds) != 0:
-            raise Refused(f"the reader failed (exit status {proc.returncode})")
+        try:
+            status = proc.wait(timeout=max(caps.seconds - (time.monotonic() - start), 0.1))
+        except subprocess.TimeoutExpired:
+            raise Refused(f"reading it took longer than {caps.seconds:g} s") from None
+        if status != 0:
+            raise Refused(f"the reader failed (exit status {status})")
         staging.place(dest)
         placed = True
     except Refused as why:

@@ -78,7 +78,7 @@ def kind_of(mode: int) -> str | None:
 def read_folder(top: int, depth: int) -> None:
     """Every file and folder below the folder open as `top`, names sorted,
     at most `depth` folders deep (a deeper folder is named, not entered:
-    the parent refuses it)."""
+    the gate refuses it)."""
     stack = [(top, b"")]
     while stack:
         fd, prefix = stack.pop()
@@ -102,7 +102,7 @@ def read_folder(top: int, depth: int) -> None:
             mode = os.fstat(child).st_mode
             if stat.S_ISDIR(mode):
                 send(b"D", path)
-                if path.count(b"/") + 1 < depth:
+                if path.count(b"/") + 1 <= depth:
                     folders.append((child, path + b"/"))
                 else:
                     os.close(child)
