@@ -201,6 +201,8 @@ def test_the_reader_reads_as_the_unprivileged_uid(tmp_path):
 def test_bad_arguments_name_themselves(tmp_path):
     with pytest.raises(TypeError, match="reader_uid"):
         gate.take_folder(tmp_path, tmp_path / "c", reader_uid="nobody", reader_gid=1)
+    with pytest.raises(ValueError, match="readable_by"):
+        gate.take_folder(tmp_path, tmp_path / "c", **READER, readable_by="everyone")
     with pytest.raises(ValueError, match="caps.members"):
         gate.Caps(members=0)
     (tmp_path / "link").symlink_to(tmp_path)

@@ -127,12 +127,13 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     shutil.copytree(template, course)
     copy = course / "submitted" / student / assignment
     # through the intake gate, read as the grader sandbox's user (in the
-    # group of what `make collect` wrote): plain files only, 0600 in 0700
-    # folders, no link followed
+    # group of what `make collect` wrote): plain files only, no link
+    # followed; 0644 in 0755 folders, for the student's kernel reads its
+    # corpus, inside `work`, which only root may enter
     reader = grader_uid(limits.uid) if limits.uid is not None else SANDBOX_UID
     copy.parent.mkdir(parents=True, exist_ok=True)
     taken = take_folder(student_dir / assignment, copy, reader_uid=reader, reader_gid=reader,
-                        reader_groups=(GATE_GID,), caps=HAND_COPIED)
+                        reader_groups=(GATE_GID,), caps=HAND_COPIED, readable_by="all")
     outcome.problems += taken.problems()
     copy.mkdir(parents=True, exist_ok=True)  # nothing taken: graded as blank
     problems, unreadable = check_submission(copy, release, limits.notebook_bytes,

@@ -186,7 +186,7 @@ def unpack(archive: Path, work: Path, pattern: str, released: dict[str, set[str]
     into a folder beside it (its name without .zip), both through the
     gate; the rows of what the gate refused, and the hand-ins it refused
     whole."""
-    reader = {"reader_uid": SANDBOX_UID, "reader_gid": SANDBOX_UID, "group_read": True,
+    reader = {"reader_uid": SANDBOX_UID, "reader_gid": SANDBOX_UID, "readable_by": "group",
               "owner_uid": os.getuid(), "owner_gid": GATE_GID}
     extracted = work / "download"
     outer = take_archive(archive, extracted, **reader, caps=DOWNLOAD)

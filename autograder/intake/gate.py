@@ -4,7 +4,7 @@ copied in by hand, the hub's exchange).
 
     take_folder(src, dest, *, reader_uid, reader_gid, owner_uid=None,
                 owner_gid=None, caps=HAND_IN, reader_groups=(),
-                group_read=False) -> Taken
+                readable_by="owner") -> Taken
     take_archive(archive, dest, ...the same...) -> Taken
 
 Both read the hand-in in a child process (gate_reader.py) that gives up
@@ -24,10 +24,12 @@ cannot be read, nothing is taken. Only a complete take is renamed into
 place at `dest` (replacing what was there); a refused or interrupted one
 leaves `dest` as it was.
 
-A copy that grade.py will grade later must be readable by its reader (the
-grader sandbox's uid, holding the group GATE_GID): take it with
-`owner_gid=GATE_GID, group_read=True` (files 0640, folders 0750), as
-`make collect` does.
+`readable_by` chooses the modes: "owner" (files 0600, folders 0700),
+"group" (0640, 0750: the owner's group may read) or "all" (0644, 0755, only
+for a copy inside a folder no one else may enter). A copy that grade.py will
+grade later must be readable by its reader (the grader sandbox's uid,
+holding the group GATE_GID): take it with `owner_gid=GATE_GID,
+readable_by="group"`, as `make collect` does.
 """
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ READER = Path(__file__).resolve().with_name("gate_reader.py")
 READ_BYTES = 4 * MB    # the most read from the reader's pipe at once
 FRAME_BYTES = 1 * MB   # the largest frame the reader may send (it sends 256 KiB)
 NAME_BYTES = 4096      # the longest path it may name
+# the modes of the copy's files and folders, by who may read it
+MODES = {"owner": (0o600, 0o700), "group": (0o640, 0o750), "all": (0o644, 0o755)}
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,7 @@ class Who:
     reader_groups: tuple[int, ...] = ()
     owner_uid: int | None = None
     owner_gid: int | None = None
-    group_read: bool = False
+    readable_by: str = "owner"
 
     def __post_init__(self):
         for name in ("reader_uid", "reader_gid"):
@@ -132,8 +136,9 @@ class Who:
                              "(0): the reader gives up root")
         if (self.owner_uid is None) != (self.owner_gid is None):
             raise ValueError("owner_uid and owner_gid go together: give both or neither")
-        if type(self.group_read) is not bool:
-            raise TypeError(f"group_read must be True or False (got {self.group_read!r})")
+        if self.readable_by not in MODES:
+            raise ValueError(f"readable_by must be one of {sorted(MODES)} "
+                             f"(got {self.readable_by!r})")
 
     def owner(self) -> tuple[int, int] | None:
         if self.owner_uid is None or os.geteuid() != 0:
@@ -194,8 +199,7 @@ class Staging:
     def __init__(self, dest: Path, who: Who):
         self.path = Path(tempfile.mkdtemp(prefix=f".{dest.name}.taking-", dir=dest.parent))
         self.owner = who.owner()
-        # the owner's group may read (a reader or the formgrader): 0640, 0750
-        self.file_mode, self.folder_mode = (0o640, 0o750) if who.group_read else (0o600, 0o700)
+        self.file_mode, self.folder_mode = MODES[who.readable_by]
         self.top = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.settle(self.top, self.folder_mode)
         self.kinds: dict[tuple[str, ...], str] = {(): "folder"}
@@ -386,24 +390,23 @@ def read_into(mode: str, source: int, dest: Path, who: Who, caps: Caps) -> Taken
 def take_folder(src: Path, dest: Path, *, reader_uid: int, reader_gid: int,
                 owner_uid: int | None = None, owner_gid: int | None = None,
                 caps: Caps = HAND_IN, reader_groups: tuple[int, ...] = (),
-                group_read: bool = False) -> Taken:
+                readable_by: str = "owner") -> Taken:
     """Copy the folder `src` to `dest` through the gate (see the module's
     docstring). `src` itself must be a folder, not a link to one: it is
     opened here without following a link, and everything below it by the
     reader as `reader_uid` (with `reader_groups`), which must be allowed to
-    read it. With `group_read`, files are 0640 and folders 0750, for the
-    members of `owner_gid`."""
-    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
+    read it. `readable_by`: see the module's docstring."""
+    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, readable_by)
     return take("folder", Path(src), Path(dest), who, caps)
 
 
 def take_archive(archive: Path, dest: Path, *, reader_uid: int, reader_gid: int,
                  owner_uid: int | None = None, owner_gid: int | None = None,
                  caps: Caps = HAND_IN, reader_groups: tuple[int, ...] = (),
-                 group_read: bool = False) -> Taken:
+                 readable_by: str = "owner") -> Taken:
     """Unpack the zip or tar `archive` (plain, gzip, bzip2 or xz) to `dest`
     through the gate (see the module's docstring; the other arguments are
     take_folder's). `archive` is opened here, without following a link, and
     read by the reader. An archive inside it stays a file."""
-    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, group_read)
+    who = Who(reader_uid, reader_gid, tuple(reader_groups), owner_uid, owner_gid, readable_by)
     return take("archive", Path(archive), Path(dest), who, caps)
