@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import stat
+import subprocess
+import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -142,6 +146,39 @@ def test_caps_refuse_the_whole_hand_in_and_keep_the_earlier_copy(tmp_path):
         assert sorted(os.listdir(tmp_path)) == sorted(
             ["out", "good.zip", "bomb.zip", "many.zip", "deep.zip", "truncated.zip"]), \
             "a staging folder was left behind"
+
+
+def test_an_interrupted_take_keeps_the_earlier_copy(tmp_path):
+    """Ctrl-C while 200 MiB stream in: the earlier copy stays, the staging
+    folder and the reader are gone."""
+    dest = tmp_path / "out"
+    assert gate.take_archive(zip_of(tmp_path / "good.zip", []), dest, **READER).ok
+    big = zip_of(tmp_path / "big.zip", [("project/big.json", bytes(200 * gate.MB),
+                                         stat.S_IFREG | 0o644)])
+    code = ("from autograder.intake import gate; gate.take_archive("
+            f"{str(big)!r}, {str(dest)!r}, reader_uid={gate.SANDBOX_UID}, "
+            f"reader_gid={gate.SANDBOX_UID}, caps=gate.Caps(file_bytes=2**30, "
+            "total_bytes=2**30))")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(f.stat().st_size > gate.MB for f in tmp_path.glob(".out.taking-*/project/*")):
+        assert proc.poll() is None and time.monotonic() < deadline, "the take never started"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    try:
+        assert b"KeyboardInterrupt" in proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()  # (a no-op once it has ended)
+    assert_honest(dest)
+    assert sorted(os.listdir(tmp_path)) == ["big.zip", "good.zip", "out"]
+    # no process (the reader) still holds the archive open
+    held = []
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            held += [fd] if os.readlink(fd) == str(big) else []
+        except OSError:  # a process or descriptor that ended meanwhile
+            continue
+    assert held == []
 
 
 def test_a_hand_copied_folder_with_a_link_a_pipe_and_a_setuid_file(tmp_path):
