@@ -455,14 +455,17 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
         shutil.rmtree(course / "source", ignore_errors=True)
         course_folder(course, ROOT / "source", *GRADER_FILES)
         Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID).close()
-    grades.chmod(0o711)  # the grader walks through to formgrader/ and lists nothing
+    # everything but formgrader/ closed first, then the grader may walk
+    # through GRADES to it (0711: it lists nothing): the sheet, late work
+    # and deadlines are never open to other accounts, not even for a moment
     for child in grades.iterdir():
-        if child.is_dir() and not child.is_symlink() and child != course:
+        if child != course and not child.is_symlink():
             child.chmod(stat.S_IMODE(child.stat().st_mode) & 0o700)
     course.chmod(0o700)
     for folder, _, names in os.walk(course):
         for path in [folder, *(os.path.join(folder, n) for n in names)]:
             os.lchown(path, account.pw_uid, account.pw_gid)
+    grades.chmod(0o711)
     return course
 
 

@@ -27,6 +27,7 @@ anyone else gets a failure saying so, never a skip.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -136,7 +137,8 @@ def term(tmp_path_factory):
     base = Path(tempfile.mkdtemp(prefix="rag-hub-test-"))
     base.chmod(0o755)
     tag = secrets.token_hex(3)
-    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "grader": f"rht{tag}g"}
+    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "mallory": f"rht{tag}m",
+             "grader": f"rht{tag}g"}
     passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
     made, proc, log, started = [], None, None, set()
     shots = tmp_path_factory.mktemp("hub-shots")
@@ -479,3 +481,164 @@ def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
              and "Question 1" in d.find_element(By.TAG_NAME, "body").text,
              "the feedback page with the quiz's points", 60)
     driver.save_screenshot(str(term["shots"] / "student-feedback.png"))
+
+
+# ------------------------------------------- a machine the class shares
+
+def own_server(term, key: str) -> tuple[str, str]:
+    """Log `key`'s account in, make it an API token, start its server
+    through the hub's API; returns (its server's URL, the token)."""
+    import requests
+
+    name, url = term["names"][key], term["url"]
+    session = hub_login(url, name, term["passwords"][name])
+    xsrf = session.cookies.get("_xsrf") or ""
+    made = session.post(f"{url}/hub/api/users/{name}/tokens", json={"note": "test"},
+                        headers={"X-XSRFToken": xsrf}, timeout=30)
+    assert made.status_code in (200, 201), made.text[:300]
+    token = made.json()["token"]
+    auth = {"Authorization": f"token {token}"}
+    requests.post(f"{url}/hub/api/users/{name}/server", headers=auth, timeout=60)
+    deadline = time.monotonic() + 120
+    while not (requests.get(f"{url}/hub/api/users/{name}", headers=auth, timeout=30)
+               .json().get("servers", {}).get("", {}).get("ready")):
+        assert time.monotonic() < deadline, f"{name}'s server did not start"
+        time.sleep(0.5)
+    return f"{url}/user/{name}", token
+
+
+def run_cell(server: str, token: str, code: str, kernel: str | None = None,
+             seconds: float = 90) -> dict:
+    """Run `code` in a kernel of `server` (a new one unless `kernel`), over
+    the kernel's websocket as JupyterLab does: {"kernel", "out", "reply",
+    "state"}, where state is "restarting" or "dead" when the kernel died."""
+    import requests
+    import websocket
+
+    auth = {"Authorization": f"token {token}"}
+    if kernel is None:
+        made = requests.post(f"{server}/api/kernels", json={"name": "python3"}, headers=auth,
+                             timeout=60)
+        assert made.status_code == 201, made.text[:300]
+        kernel = made.json()["id"]
+    ws = websocket.create_connection(
+        f"{server.replace('http', 'ws', 1)}/api/kernels/{kernel}/channels",
+        header=[f"Authorization: token {token}"], timeout=seconds)
+    msg_id = secrets.token_hex(8)
+    ws.send(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "test",
+                   "session": secrets.token_hex(8), "version": "5.3"},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False,
+                    "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
+    result = {"kernel": kernel, "out": "", "reply": None, "state": None}
+    deadline = time.monotonic() + seconds
+    try:
+        while result["reply"] is None and time.monotonic() < deadline:
+            msg = json.loads(ws.recv())
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] in ("restarting", "dead"):
+                result["state"] = content["execution_state"]
+                break
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if kind == "stream":
+                result["out"] += content["text"]
+            elif kind == "execute_reply":
+                result["reply"] = content["status"]
+    except websocket.WebSocketException as err:
+        result["state"] = f"closed ({err})"
+    finally:
+        ws.close()
+    return result
+
+
+def server_pid(name: str) -> int:
+    """The pid of `name`'s jupyterhub-singleuser."""
+    uid = pwd.getpwnam(name).pw_uid
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid and \
+                    b"jupyterhub-singleuser" in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no server runs as {name}")
+
+
+def cgroup_folder(pid: int, controller: str) -> Path:
+    """The v1 cgroup folder of `pid` for `controller`."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            return Path("/sys/fs/cgroup", controller, path.lstrip("/"))
+    raise AssertionError(f"{pid} has no {controller} cgroup")
+
+
+def processes_of(name: str) -> list[int]:
+    uid = pwd.getpwnam(name).pw_uid
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                found.append(int(entry.name))
+    return found
+
+
+HOG = "x = b'x' * (3 * 2 ** 30)\nprint('allocated', len(x))"
+BOMB = """import os, time
+forks = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        forks += 1
+except OSError as err:
+    print('fork refused after', forks, type(err).__name__)
+"""
+
+
+def test_a_memory_hog_and_a_fork_bomb_stop_in_that_students_server_alone(term):
+    """mallory's cells allocate 3 GiB, then fork without end; her kernel is
+    killed by her server's cgroup, her forks refused at its cap, and bob's
+    kernel and the hub answer all along. Stopping her server ends every
+    process she left."""
+    import requests
+
+    mallory = term["names"]["mallory"]
+    t0 = time.monotonic()
+    bad_server, bad_token = own_server(term, "mallory")
+    good_server, good_token = own_server(term, "bob")
+    honest = run_cell(good_server, good_token, "print(sum(range(10)))")
+    assert honest["out"].strip() == "45", honest
+
+    pid = server_pid(mallory)
+    memory = cgroup_folder(pid, "memory")
+    assert memory != cgroup_folder(server_pid(term["names"]["bob"]), "memory"), \
+        "two students' servers share one cgroup"
+    assert int((memory / "memory.limit_in_bytes").read_text()) <= 2 ** 30
+    assert int((cgroup_folder(pid, "cpu") / "cpu.cfs_quota_us").read_text()) == 100_000
+    killed = int(re.search(r"oom_kill (\d+)", (memory / "memory.oom_control").read_text())[1])
+    hog = run_cell(bad_server, bad_token, HOG)
+    assert "allocated" not in hog["out"] and hog["reply"] != "ok", hog
+    assert int(re.search(r"oom_kill (\d+)", (memory / "memory.oom_control")
+                         .read_text())[1]) > killed, f"no process of {mallory} was killed: {hog}"
+    assert server_pid(mallory) == pid, "the student's server itself went down"
+    assert run_cell(good_server, good_token, "print(6 * 7)")["out"].strip() == "42"
+
+    bomb = run_cell(bad_server, bad_token, BOMB)
+    assert "fork refused after" in bomb["out"], bomb
+    forks = int(bomb["out"].split("after")[1].split()[0])
+    assert forks < 256, f"{forks} processes forked past the cap"
+    # while her forks hold her cap, the hub and the other student go on
+    assert requests.get(f"{term['url']}/hub/api/", timeout=10).status_code == 200
+    assert run_cell(good_server, good_token, "print(6 * 7)")["out"].strip() == "42"
+    requests.delete(f"{term['url']}/hub/api/users/{mallory}/server",
+                    headers={"Authorization": f"token {bad_token}"}, timeout=60)
+    deadline = time.monotonic() + 30
+    while processes_of(mallory) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert not processes_of(mallory), f"{mallory}'s processes outlived her server"
+    assert not memory.exists(), f"{memory} was left behind"
+    TIMES["memory hog and fork bomb (s)"] = round(time.monotonic() - t0, 1)

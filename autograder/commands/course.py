@@ -626,6 +626,20 @@ def edition_source(out: Path, source: Path, args: argparse.Namespace) -> Path:
     return make_core(out / CORE_SOURCE)
 
 
+def close_out(out: Path, command: str) -> None:
+    """Everything this command and grade.py write is the instructor's
+    alone from its first byte: files 0600 and folders 0700 (the umask). On
+    a shared machine (the hub) students' work, grades and feedback before
+    release would be other students' to read otherwise. `grade` also makes
+    OUT 0700 before anything goes in, even when an earlier `hubctl.py
+    grader-access` opened it to 0711 for the hub's formgrader (run that
+    again after grading), so files of an older run are closed too."""
+    os.umask(0o077)
+    if command == "grade":
+        out.mkdir(parents=True, exist_ok=True)
+        out.chmod(0o700)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
@@ -655,6 +669,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     use_alembic_head()  # the gradebooks this process makes (nbgrader_main.py)
     out, source = args.out.resolve(), args.source.resolve()
+    close_out(out, args.command)
     if extra and args.command != "grade":
         parser.error(f"unknown options for {args.command}: {' '.join(extra)}")
     if args.deadlines is not None and args.command not in ("grade", "sheet"):
