@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import nbformat
@@ -137,8 +137,8 @@ def term(tmp_path_factory):
     base = Path(tempfile.mkdtemp(prefix="rag-hub-test-"))
     base.chmod(0o755)
     tag = secrets.token_hex(3)
-    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "mallory": f"rht{tag}m",
-             "grader": f"rht{tag}g"}
+    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "carol": f"rht{tag}c",
+             "eve": f"rht{tag}e", "mallory": f"rht{tag}m", "grader": f"rht{tag}g"}
     passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
     made, proc, log, started = [], None, None, set()
     shots = tmp_path_factory.mktemp("hub-shots")
@@ -482,6 +482,122 @@ def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
              "the feedback page with the quiz's points", 60)
     driver.save_screenshot(str(term["shots"] / "student-feedback.png"))
 
+
+
+# ------------------------------------------------- tricks at the exchange
+
+def submit_quiz(term, key: str, wrong: set[int], student: str | None = None) -> Path:
+    """`key`'s account fetches (once) and submits the quiz with the answers
+    in `wrong` wrong (as `student` when given); returns the new inbound folder."""
+    name = term["names"][key]
+    env = {"RAG_COURSE_EXCHANGE": str(term["exchange"])}
+    quiz = Path(pwd.getpwnam(name).pw_dir) / "quiz" / "quiz.ipynb"
+    if not quiz.exists():
+        as_user(name, ["nbgrader", "fetch_assignment", "quiz"], env=env)
+    notebook = answered(json.loads(quiz.read_text()), answers(term["master"], wrong=wrong))
+    as_user(name, ["python", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
+                   str(quiz), json.dumps(notebook)])
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    before = set(inbound.iterdir())
+    as_user(name, ["nbgrader", "submit", "quiz", *([f"--student={student}"] if student else [])],
+            env=env)
+    (new,) = set(inbound.iterdir()) - before
+    return new
+
+
+def renamed(folder: Path, when: str) -> Path:
+    """`folder`'s name with its time replaced by `when`."""
+    student, assignment, _, random = folder.name.split("+")
+    return folder.with_name(f"{student}+{assignment}+{when}+{random}")
+
+
+def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded(term, capsys):
+    """carol submits on time; eve on time too, then rewrites her notebook
+    after the due date; mallory hands in as carol dated 2099, hands in late
+    and rewrites her timestamp.txt and folder name to before the due date,
+    then once more dated 2099 under her own name, and tries to swap the
+    course folder and to read what the instructor holds."""
+    import pandas as pd
+
+    carol, eve, mallory = (term["names"][k] for k in ("carol", "eve", "mallory"))
+    exchange, inbound = term["exchange"], term["exchange"] / hubctl.COURSE_ID / "inbound"
+    t0 = time.monotonic()
+    carols = submit_quiz(term, "carol", wrong=set())
+    eves = submit_quiz(term, "eve", wrong=set())
+    forged = submit_quiz(term, "mallory", wrong={1, 2, 3, 4}, student=carol)
+    future = "2099-01-01 00:00:00.000000 UTC"
+    as_user(mallory, ["mv", str(forged), str(renamed(forged, future))])
+    time.sleep(1.5)
+    due = datetime.now(timezone.utc)
+    time.sleep(1.5)
+    early = (due - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    late = submit_quiz(term, "mallory", wrong={1})
+    as_user(mallory, ["python", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
+                      str(late / "timestamp.txt"), early])
+    as_user(mallory, ["mv", str(late), str(renamed(late, early))])
+    ahead = submit_quiz(term, "mallory", wrong=set())
+    as_user(mallory, ["mv", str(ahead), str(renamed(ahead, future))])
+    as_user(eve, ["python", "-c", "import sys; open(sys.argv[1], 'a').write(' ')",
+                  str(eves / "quiz.ipynb")])
+    # the course folder and a class-mate's submission cannot be moved or changed
+    for what, args in [("swap the course folder", ["mv", str(exchange / hubctl.COURSE_ID),
+                                                   str(exchange / "elsewhere")]),
+                       ("move a class-mate's submission", ["mv", str(carols), str(inbound / "x")]),
+                       ("write into a class-mate's submission",
+                        ["touch", str(carols / "extra.txt")])]:
+        done = as_user(mallory, args, check=False)
+        assert done.returncode != 0, f"{mallory} could {what}"
+
+    course = term["base"] / "course-tricks"
+    course.mkdir(mode=0o755)  # left open: collect closes what it writes
+    status = hubctl.main(["collect", "quiz", "--course", str(course),
+                          "--exchange", str(exchange)])
+    said = capsys.readouterr()
+    assert status == 1 and "refused" in said.err, said
+    rows = pd.read_csv(course / "exchange_collected.csv", keep_default_na=False)
+    print(rows.to_string())
+    mine = rows[rows.student.isin([carol, eve, mallory])]
+    refused = mine[mine.status == "refused"]
+    assert sorted(refused.note.str.split(" ").str[0]) == ["dated", "handed"], refused
+    assert f"handed in by {mallory}, not by {carol}" in " ".join(refused.note)
+    flagged = mine[(mine.status == "collected") & mine.note.str.contains("claims an earlier")]
+    assert flagged.student.tolist() == [mallory], mine
+    submitted = course / "submitted"
+    carols_copy = json.loads((submitted / carol / "quiz" / "quiz.ipynb").read_text())
+    assert carols_copy == json.loads((carols / "quiz.ipynb").read_text()), \
+        "carol's graded copy is not her own submission"
+    for path in [submitted, submitted / carol, submitted / carol / "quiz" / "quiz.ipynb",
+                 course / "exchange_collected.csv"]:
+        assert path.stat().st_mode & 0o077 == 0, f"{path} is open to other accounts"
+
+    grades = term["base"] / "grades-tricks"
+    policy = term["base"] / "deadlines-tricks.toml"
+    policy.write_text(f"[quiz]\ndue = {due.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
+                      "penalty_per_day = 10\nmax_penalty = 30\n")
+    done = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "course.py"),
+                           "grade", "--submissions", str(submitted), "--out", str(grades),
+                           "--deadlines", str(policy)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    late_work = pd.read_csv(grades / "late_work.csv").set_index("student")
+    assert late_work.loc[carol, "days late"] == 0 and late_work.loc[carol, "after penalty"] == 10
+    assert late_work.loc[eve, "days late"] == 1 and late_work.loc[eve, "after penalty"] == 9
+    assert late_work.loc[mallory, "days late"] == 1, late_work.loc[mallory].to_dict()
+    assert late_work.loc[mallory, "before penalty"] == 9
+
+    # nothing the instructor holds is readable by a student, before and after
+    # the grader account is handed formgrader
+    for stage in ("graded", "handed to the grader"):
+        for path in [submitted / carol / "quiz" / "quiz.ipynb", grades / "grade_sheet.csv",
+                     grades / "late_work.csv", grades / "deadlines.toml",
+                     grades / "quiz" / "feedback" / carol / "quiz" / "quiz.html",
+                     ROOT / ".git", ROOT / "source" / "quiz" / "quiz.ipynb"]:
+            assert path.exists(), path
+            done = as_user(mallory, ["cat", str(path)], check=False)
+            assert done.returncode != 0 and "Permission denied" in done.stderr, \
+                f"{mallory} read {path} ({stage})"
+        hubctl.hand_to_grader(grades, term["names"]["grader"])
+    TIMES["tricks at the exchange, collected and graded (s)"] = round(time.monotonic() - t0, 1)
 
 # ------------------------------------------- a machine the class shares
 
