@@ -29,6 +29,7 @@ the student's own uid, no link followed, plain files only, written 0600 and
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -45,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from autograder.intake.gate import take_folder  # noqa: E402
+from autograder.intake.gate import Caps, take_folder  # noqa: E402
 from autograder.intake.intake import plain  # noqa: E402
 
 # nbgrader's inbound names: student+assignment+timestamp+random
@@ -198,14 +199,14 @@ def look(pinned: Pinned, name: str, assignment: str, now: datetime) -> tuple[Row
     return row, None
 
 
-def take(pinned: Pinned, name: str, account: pwd.struct_passwd, dest: Path):
+def take(pinned: Pinned, name: str, account: pwd.struct_passwd, dest: Path, caps: Caps):
     """Copy the inbound submission `name` to `dest` through the intake gate,
     read as the student's own uid; the gate's Taken (`failed` set when
     nothing was taken)."""
     before = os.lstat(name, dir_fd=pinned.fd)
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     taken = take_folder(Path(pinned.paths[-1], name), dest, reader_uid=account.pw_uid,
-                        reader_gid=account.pw_gid, owner_uid=0, owner_gid=0)
+                        reader_gid=account.pw_gid, owner_uid=0, owner_gid=0, caps=caps)
     pinned.check()
     after = os.lstat(name, dir_fd=pinned.fd)
     if taken.ok and (after.st_ino, after.st_uid) != (before.st_ino, before.st_uid):
@@ -215,11 +216,12 @@ def take(pinned: Pinned, name: str, account: pwd.struct_passwd, dest: Path):
 
 
 def collect(assignment: str, course: Path, exchange: Path, course_id: str,
-            now: datetime | None = None) -> Collected:
+            max_bytes: int, now: datetime | None = None) -> Collected:
     """Every student's newest acceptable submission of `assignment` into
     COURSE/submitted/<student>/<assignment>/ (an earlier collected copy is
     kept in COURSE/earlier-submissions/), and COURSE/exchange_collected.csv
-    with one row per inbound folder of the assignment."""
+    with one row per inbound folder of the assignment. A submission over
+    `max_bytes` (any file, or all together) is refused."""
     if not isinstance(assignment, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", assignment):
         raise ValueError(f"assignment must be a plain name (got assignment={assignment!r})")
     now = now or datetime.now(timezone.utc)
@@ -252,9 +254,12 @@ def collect(assignment: str, course: Path, exchange: Path, course_id: str,
             dest = course / "submitted" / student / assignment
             staging = dest.with_name(f".{assignment}.new")
             pinned.check()
-            taken = take(pinned, name, account, staging)
+            taken = take(pinned, name, account, staging,
+                         Caps(file_bytes=max_bytes, total_bytes=max_bytes))
             if not taken.ok:
                 row.note = "; ".join(plain(line) for line in taken.problems())
+                with contextlib.suppress(OSError):
+                    staging.parent.rmdir()  # made for this student, left empty
                 continue
             # the time the student cannot write: after the copy, so that a
             # change made while it ran is counted too

@@ -59,7 +59,9 @@ ROOT = HUB.parent
 COURSE_ID = "rag-building-blocks"  # autograder/run/nbgrader_config.py's course id
 PREFIX = Path("/opt/rag-course-hub")
 EXCHANGE = Path("/srv/nbgrader/exchange")
-STATE = Path("/srv/rag-course-hub")
+# the hub's database and cookie secret, 0700: beside GRADES
+# (/srv/rag-course-hub/grades in hub/README.md), never around it
+STATE = Path("/srv/rag-course-hub/state")
 STUDENTS_GROUP = "rag-students"
 GRADER = "rag-grader"
 NODE_MIN = 20  # configurable-http-proxy 5.3.0 declares node >= 20
@@ -73,6 +75,9 @@ EXCHANGE_MODES = {"": 0o1777, "{course}": 0o755, "{course}/outbound": 0o755,
 # the pack's folders that hold masters, solutions or hidden tests
 PRIVATE = ("source", "notebooks", "autograder", "tools", "tests")
 NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,30}$")  # what useradd accepts on Debian
+# the most one submission may hold, at submit and at collect (no disk quotas
+# here): a project with its corpus is about 1 MB
+EXCHANGE_BYTES = 20 * 2 ** 20
 
 
 class HubProblem(Exception):
@@ -157,16 +162,19 @@ def check_exchange(root: Path, course: str = COURSE_ID, create: bool = True) -> 
     are not there (before nbgrader's release would make them without the
     sticky bit); stop with the commands that repair it if any folder's mode
     or owner drifted."""
-    if create:
-        for path, mode in exchange_modes(root, course).items():
-            if not os.path.lexists(path):
-                path.mkdir(parents=True)
-                path.chmod(mode)
+    modes = exchange_modes(root, course)
+    if create and not os.path.lexists(root):
+        root.mkdir(parents=True)
+        root.chmod(modes[root])
     if not root.is_dir():
         raise HubProblem(f"the exchange {root} is not a folder: create it with "
                          f"`mkdir -p {root} && chmod 1777 {root}` (or pick another, EXCHANGE=...)")
+    for path, mode in modes.items() if create else []:
+        if not os.path.lexists(path):
+            path.mkdir()
+            path.chmod(mode)
     drifted = []
-    for path, mode in exchange_modes(root, course).items():
+    for path, mode in modes.items():
         if not os.path.lexists(path):
             continue
         now = stat.S_IMODE(path.lstat().st_mode)
@@ -232,22 +240,22 @@ print("\n".join(found[:5]))
 """
 
 
-def readable_by(account: str, folder: Path, venv: Path) -> list[str]:
-    """Up to five files under `folder` that `account` can read."""
-    done = subprocess.run(["runuser", "-u", account, "--", str(venv / "bin" / "python"), "-I",
-                           "-S", "-c", READABLE, str(folder)], capture_output=True, text=True,
-                          cwd="/", timeout=120)
+def readable_by(account: str, folder: Path, python: str) -> list[str]:
+    """Up to five files under `folder` that `account` can read (`python`:
+    one every account can run)."""
+    done = subprocess.run(["runuser", "-u", account, "--", python, "-I", "-S", "-c", READABLE,
+                           str(folder)], capture_output=True, text=True, cwd="/", timeout=120)
     return done.stdout.split()
 
 
-def check_closed(venv: Path, root: Path = ROOT) -> list[str]:
+def check_closed(python: str, root: Path = ROOT) -> list[str]:
     """Stop if the account nobody or a student reads any file of the
     repository; returns warnings (a worktree's .git kept elsewhere)."""
     accounts = ["nobody"]
     with contextlib.suppress(KeyError):
         accounts += sorted(grp.getgrnam(STUDENTS_GROUP).gr_mem)[:1]
     for account in accounts:
-        found = readable_by(account, root, venv)
+        found = readable_by(account, root, python)
         if found:
             raise HubProblem(
                 f"the account {account!r} can read the course repository {root} (e.g. "
@@ -262,7 +270,7 @@ def check_closed(venv: Path, root: Path = ROOT) -> list[str]:
                                       "--git-common-dir"], capture_output=True,
                                      text=True).stdout.strip() or git)
         common = common if common.is_absolute() else root / common
-        if readable_by("nobody", common, venv):
+        if readable_by("nobody", common, python):
             warnings.append(f"{common}, this worktree's git objects (every solution), is "
                             f"readable by other accounts: chmod 700 {common.parent}")
     return warnings
@@ -348,7 +356,8 @@ def student_config(exchange_env: str = "RAG_COURSE_EXCHANGE") -> dict[str, str]:
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = os.environ.get({exchange_env!r}, {str(EXCHANGE)!r})\n"
         "c.KernelManager.transport_encryption = 'auto'\n"
-        "c.ExchangeFactory.submit = 'student_submit.ClosedSubmit'\n")
+        "c.ExchangeFactory.submit = 'student_submit.ClosedSubmit'\n"
+        f"c.ClosedSubmit.max_bytes = {EXCHANGE_BYTES}\n")
     return {"etc/jupyter/labconfig/page_config.json": json.dumps(page, indent=1, sort_keys=True),
             "etc/jupyter/jupyter_server_config.d/zz-rag-course.json":
                 json.dumps(server, indent=1, sort_keys=True),
@@ -471,7 +480,7 @@ def collect(assignment: str, course: Path, exchange: Path) -> list[str]:
     require_root("collecting from the exchange")
     check_exchange(exchange, create=False)
     try:
-        done = collect_exchange(assignment, course, exchange, COURSE_ID)
+        done = collect_exchange(assignment, course, exchange, COURSE_ID, EXCHANGE_BYTES)
     except Swapped as err:
         raise HubProblem(f"collect stopped: {err}. Check the exchange's folders "
                          f"(ls -la {exchange} {exchange / COURSE_ID}) and collect again") from None
@@ -562,7 +571,7 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
     for line in close_homes() + close_pack():
         if not quiet:
             print(f"fixed: {line}")
-    for line in check_closed(venv):
+    for line in check_closed(str(venv / "bin" / "python")):
         print(f"warning: {line}", file=sys.stderr)
     check_exchange(exchange)
     state.mkdir(parents=True, exist_ok=True)

@@ -138,7 +138,8 @@ def term(tmp_path_factory):
     base.chmod(0o755)
     tag = secrets.token_hex(3)
     names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "carol": f"rht{tag}c",
-             "eve": f"rht{tag}e", "mallory": f"rht{tag}m", "grader": f"rht{tag}g"}
+             "eve": f"rht{tag}e", "mallory": f"rht{tag}m", "hoarder": f"rht{tag}h",
+             "grader": f"rht{tag}g"}
     passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
     made, proc, log, started = [], None, None, set()
     shots = tmp_path_factory.mktemp("hub-shots")
@@ -486,59 +487,86 @@ def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
 
 # ------------------------------------------------- tricks at the exchange
 
-def submit_quiz(term, key: str, wrong: set[int], student: str | None = None) -> Path:
-    """`key`'s account fetches (once) and submits the quiz with the answers
-    in `wrong` wrong (as `student` when given); returns the new inbound folder."""
+WRITE = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+# a hostile student needs no nbgrader to hand in: a folder named as
+# nbgrader names them, with the notebook and a timestamp.txt of her choice
+HAND_IN = """import json, os, sys
+for name, when, notebook in json.loads(sys.argv[1]):
+    folder = os.path.join(sys.argv[2], name)
+    os.mkdir(folder)
+    open(os.path.join(folder, 'quiz.ipynb'), 'w').write(notebook)
+    open(os.path.join(folder, 'timestamp.txt'), 'w').write(when)
+    if int(sys.argv[3]):
+        open(os.path.join(folder, 'data.bin'), 'w').truncate(int(sys.argv[3]))
+"""
+
+
+def quiz_notebook(term, wrong: set[int]) -> str:
+    released = json.loads((ROOT / "release" / "quiz" / "quiz.ipynb").read_text())
+    return json.dumps(answered(released, answers(term["master"], wrong=wrong)))
+
+
+def submit_quiz(term, key: str, wrong: set[int], submit: bool = True) -> Path:
+    """`key`'s account submits the quiz with nbgrader, the answers in
+    `wrong` wrong; returns the new inbound folder (or, without `submit`,
+    the folder it would submit)."""
     name = term["names"][key]
-    env = {"RAG_COURSE_EXCHANGE": str(term["exchange"])}
-    quiz = Path(pwd.getpwnam(name).pw_dir) / "quiz" / "quiz.ipynb"
-    if not quiz.exists():
-        as_user(name, ["nbgrader", "fetch_assignment", "quiz"], env=env)
-    notebook = answered(json.loads(quiz.read_text()), answers(term["master"], wrong=wrong))
-    as_user(name, ["python", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
-                   str(quiz), json.dumps(notebook)])
+    quiz = Path(pwd.getpwnam(name).pw_dir) / "quiz"
+    as_user(name, ["mkdir", "-p", str(quiz)])
+    as_user(name, ["python", "-c", WRITE, str(quiz / "quiz.ipynb"), quiz_notebook(term, wrong)])
+    if not submit:
+        return quiz
     inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
     before = set(inbound.iterdir())
-    as_user(name, ["nbgrader", "submit", "quiz", *([f"--student={student}"] if student else [])],
-            env=env)
+    as_user(name, ["nbgrader", "submit", "quiz"],
+            env={"RAG_COURSE_EXCHANGE": str(term["exchange"])})
     (new,) = set(inbound.iterdir()) - before
     return new
 
 
-def renamed(folder: Path, when: str) -> Path:
-    """`folder`'s name with its time replaced by `when`."""
-    student, assignment, _, random = folder.name.split("+")
-    return folder.with_name(f"{student}+{assignment}+{when}+{random}")
+def hand_in(term, key: str, folders: list[tuple[str, str, set[int]]],
+            extra_bytes: int = 0) -> None:
+    """`key`'s account puts (student, time, wrong answers) folders in inbound
+    by hand, each named for `student` and dated `time` (with a file of
+    `extra_bytes` beside the notebook when not 0)."""
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    made = [(f"{student}+quiz+{when}+{secrets.token_urlsafe(9)}", when,
+             quiz_notebook(term, wrong)) for student, when, wrong in folders]
+    as_user(term["names"][key], ["python", "-c", HAND_IN, json.dumps(made), str(inbound),
+                                 str(extra_bytes)])
 
 
 def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded(term, capsys):
     """carol submits on time; eve on time too, then rewrites her notebook
     after the due date; mallory hands in as carol dated 2099, hands in late
-    and rewrites her timestamp.txt and folder name to before the due date,
-    then once more dated 2099 under her own name, and tries to swap the
-    course folder and to read what the instructor holds."""
+    with a name and a timestamp.txt dated before the due date, and once more
+    dated 2099 under her own name; she tries to swap the course folder, to
+    move or write into carol's submission and to read what the instructor
+    holds. carol is graded exactly, eve and mallory are late, the rest refused."""
     import pandas as pd
 
     carol, eve, mallory = (term["names"][k] for k in ("carol", "eve", "mallory"))
     exchange, inbound = term["exchange"], term["exchange"] / hubctl.COURSE_ID / "inbound"
+    env = {"RAG_COURSE_EXCHANGE": str(exchange)}
     t0 = time.monotonic()
     carols = submit_quiz(term, "carol", wrong=set())
     eves = submit_quiz(term, "eve", wrong=set())
-    forged = submit_quiz(term, "mallory", wrong={1, 2, 3, 4}, student=carol)
     future = "2099-01-01 00:00:00.000000 UTC"
-    as_user(mallory, ["mv", str(forged), str(renamed(forged, future))])
+    hand_in(term, "mallory", [(carol, future, {1, 2, 3, 4})])
     time.sleep(1.5)
     due = datetime.now(timezone.utc)
     time.sleep(1.5)
     early = (due - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-    late = submit_quiz(term, "mallory", wrong={1})
-    as_user(mallory, ["python", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
-                      str(late / "timestamp.txt"), early])
-    as_user(mallory, ["mv", str(late), str(renamed(late, early))])
-    ahead = submit_quiz(term, "mallory", wrong=set())
-    as_user(mallory, ["mv", str(ahead), str(renamed(ahead, future))])
+    hand_in(term, "mallory", [(mallory, early, {1}), (mallory, future, set())])
     as_user(eve, ["python", "-c", "import sys; open(sys.argv[1], 'a').write(' ')",
                   str(eves / "quiz.ipynb")])
+    # one more student fills the exchange past the cap (no disk quotas here)
+    hoarder = term["names"]["hoarder"]
+    hoard = submit_quiz(term, "hoarder", wrong=set(), submit=False)
+    as_user(hoarder, ["truncate", "-s", f"{hubctl.EXCHANGE_BYTES + 1}", str(hoard / "data.bin")])
+    done = as_user(hoarder, ["nbgrader", "submit", "quiz"], check=False, env=env)
+    assert "more than the 20 MB the course accepts" in done.stdout + done.stderr, done
+    hand_in(term, "hoarder", [(hoarder, early, set())], extra_bytes=hubctl.EXCHANGE_BYTES + 1)
     # the course folder and a class-mate's submission cannot be moved or changed
     for what, args in [("swap the course folder", ["mv", str(exchange / hubctl.COURSE_ID),
                                                    str(exchange / "elsewhere")]),
@@ -559,6 +587,9 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
     mine = rows[rows.student.isin([carol, eve, mallory])]
     refused = mine[mine.status == "refused"]
     assert sorted(refused.note.str.split(" ").str[0]) == ["dated", "handed"], refused
+    hoarded = rows[rows.student == hoarder]
+    assert hoarded.status.tolist() == ["refused"] and "nothing was taken" in hoarded.note.iloc[0]
+    assert not (course / "submitted" / hoarder).exists()
     assert f"handed in by {mallory}, not by {carol}" in " ".join(refused.note)
     flagged = mine[(mine.status == "collected") & mine.note.str.contains("claims an earlier")]
     assert flagged.student.tolist() == [mallory], mine
@@ -574,11 +605,13 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
     policy = term["base"] / "deadlines-tricks.toml"
     policy.write_text(f"[quiz]\ndue = {due.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
                       "penalty_per_day = 10\nmax_penalty = 30\n")
+    t1 = time.monotonic()
     done = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "course.py"),
                            "grade", "--submissions", str(submitted), "--out", str(grades),
                            "--deadlines", str(policy)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    TIMES["grading the tricks' class (s)"] = round(time.monotonic() - t1, 1)
     late_work = pd.read_csv(grades / "late_work.csv").set_index("student")
     assert late_work.loc[carol, "days late"] == 0 and late_work.loc[carol, "after penalty"] == 10
     assert late_work.loc[eve, "days late"] == 1 and late_work.loc[eve, "after penalty"] == 9
