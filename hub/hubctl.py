@@ -583,8 +583,9 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
         mode = stat.S_IMODE(folder.stat().st_mode)
         if not mode & 0o001:
             raise HubProblem(f"the grader account cannot reach {course}: {folder} is closed "
-                             "to other accounts; put GRADES=... outside your home folder "
-                             "(under /srv, say)")
+                             "to other accounts; put GRADES=... outside the repository (which "
+                             "make hub closes) and your home folder: "
+                             "GRADES=/srv/rag-course-hub/grades, say")
     return hub_environment(port=port, state=state, exchange=exchange, grader=grader,
                            grades=grades, venv=venv, auth=auth)
 
