@@ -20,10 +20,12 @@ was first run on a hub (hub/README.md):
   student's packages, jupyterhub, ragkit and data (no master, no solution);
 * home folders made 0755 by Debian let every student read every other
   one's files, the instructor's masters included: homes become 0700, new
-  ones too (HOME_MODE in /etc/login.defs), and the pack's folders that hold
-  solutions (source/, notebooks/, autograder/) lose their bits for others;
-* the exchange gets nbgrader's own permissions, and one whose permissions
-  drifted stops the start with the chmod that puts them back;
+  ones too (HOME_MODE in /etc/login.defs), and the repository itself
+  (masters, .git, grades) loses every bit for others; then the account
+  nobody and a student account must find no file of it they can read;
+* the exchange gets nbgrader's permissions with the sticky bit on its root
+  and on inbound, and one whose permissions drifted stops the start with
+  the chmod that puts them back;
 * configurable-http-proxy comes from npm into .venv/node; node older than
   20 stops with what to install; a port in use stops with how to pick
   another; a grader account that does not exist stops with how to add it.
