@@ -503,7 +503,16 @@ def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
         raise HubProblem(f"no feedback in {course}: grade first (make grade SUBMISSIONS=... "
                          f"GRADES={grades})")
     check_exchange(exchange, create=False)
-    return nbgrader(["release_feedback", assignment], course, exchange)
+    log = nbgrader(["release_feedback", assignment], course, exchange)
+    # nbgrader's copy keeps the page's mode, 0600 as `make grade` writes it:
+    # each student fetches theirs by a name only they can compute (from
+    # their submission's secret), so the released copies are readable
+    released = exchange / COURSE_ID / "feedback"
+    with os.scandir(released) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == 0:
+                os.chmod(entry.path, 0o644)
+    return log
 
 
 # ------------------------------------------------------------ starting the hub

@@ -38,6 +38,7 @@ import argparse
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import warnings
@@ -640,6 +641,18 @@ def close_out(out: Path, command: str) -> None:
         out.chmod(0o700)
 
 
+def close_tree(out: Path) -> None:
+    """Group and other bits off everything under OUT: copies of the
+    masters and pages made in a sandbox keep their 0644 through a copy,
+    and stay closed only while OUT is; after `grader-access` opens OUT to
+    0711 for the hub's grader, they are closed themselves."""
+    for folder, dirs, files in os.walk(out):
+        for path in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                os.chmod(path, stat.S_IMODE(mode) & 0o700)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
@@ -705,6 +718,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n=== the course ===\n{summary(frame)}")
         if late_summary(out):
             print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
+        close_tree(out)
         print(f"grade sheet: {out / 'grade_sheet.csv'}; manual grading: "
               f"python autograder/commands/course.py formgrader --out {args.out}")
         return 1 if failed else 0
@@ -731,6 +745,7 @@ def main(argv: list[str] | None = None) -> int:
                   "pages written at autograding")
         if not done:
             print("no feedback written: no project and no manual mark in the gradebook")
+        close_tree(out)
         return 0
     # formgrader: nbgrader's own web app on the gathered course, with its
     # pages under a strict Content-Security-Policy (formgrader_csp.py)
