@@ -632,12 +632,11 @@ def close_out(out: Path, command: str) -> None:
     alone from its first byte: files 0600 and folders 0700 (the umask). On
     a shared machine (the hub) students' work, grades and feedback before
     release would be other students' to read otherwise. `grade` also makes
-    OUT 0700 before anything goes in, even when an earlier `hubctl.py
+    an existing OUT 0700 before anything goes in, even when an earlier `hubctl.py
     grader-access` opened it to 0711 for the hub's formgrader (run that
     again after grading), so files of an older run are closed too."""
-    os.umask(0o077)
-    if command == "grade":
-        out.mkdir(parents=True, exist_ok=True)
+    os.umask(0o077)  # a new OUT is made 0700 by it
+    if command == "grade" and out.is_dir():
         out.chmod(0o700)
 
 
