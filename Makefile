@@ -66,7 +66,7 @@ $(PROXY): $(STAMP)
 	npm install --prefix $(VENV)/node --globalconfig "$$(npm config get globalconfig)" \
 	  --no-audit --no-fund --loglevel=error configurable-http-proxy@5.3.0
 	@touch $(PROXY)
-$(HUB_RUNTIME): $(STAMP) $(PROXY) hub/hubctl.py
+$(HUB_RUNTIME): $(STAMP) $(PROXY) hub/hubctl.py hub/student_submit.py
 	$(BIN)/python hub/hubctl.py runtime
 	@touch $(HUB_RUNTIME)
 
@@ -214,10 +214,12 @@ hostile: $(SANDBOX)
 
 ## [instructors] the course on a JupyterHub, 127.0.0.1:PORT (as root)
 ## checks and fixes first (a Python every account runs, home folders 0700,
-## the exchange EXCHANGE=dir with nbgrader's permissions, the proxy from npm,
-## the grader account GRADER=name, the port), then prints the address;
-## formgrader is a hub service on GRADES=dir. AUTH=shared: one password
-## (RAG_HUB_SHARED_PASSWORD) for a workshop. See hub/README.md
+## the repository closed to every other account, the exchange EXCHANGE=dir
+## with sticky folders, the proxy from npm, the grader account GRADER=name,
+## the port), then prints the address; each student's server runs capped
+## (memory, processes, CPU); formgrader is a hub service on GRADES=dir.
+## AUTH=shared: one password (RAG_HUB_SHARED_PASSWORD) for a workshop.
+## See hub/README.md
 hub: $(HUB_RUNTIME)
 	$(BIN)/python hub/hubctl.py start --port $(PORT) --exchange $(EXCHANGE) \
 	  --grader $(GRADER) --grades $(GRADES) $(if $(AUTH),--auth $(AUTH))
@@ -236,8 +238,10 @@ release: $(STAMP)
 	$(BIN)/python hub/hubctl.py release $(A) --exchange $(EXCHANGE)
 
 ## [instructors] collect A=assignment from the exchange into submitted/
-## nbgrader collect (the newest submission of each student, with its
-## timestamp.txt); then make grade SUBMISSIONS=submitted
+## through the intake gate: the newest submission each student owns, timed
+## by when it was received (exchange_collected.csv); exits 1 when one was
+## refused (named for another student, dated ahead, over 20 MB); then
+## make grade SUBMISSIONS=submitted
 collect-exchange: $(STAMP)
 	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }
 	$(BIN)/python hub/hubctl.py collect $(A) --exchange $(EXCHANGE)

@@ -20,10 +20,12 @@ was first run on a hub (hub/README.md):
   student's packages, jupyterhub, ragkit and data (no master, no solution);
 * home folders made 0755 by Debian let every student read every other
   one's files, the instructor's masters included: homes become 0700, new
-  ones too (HOME_MODE in /etc/login.defs), and the pack's folders that hold
-  solutions (source/, notebooks/, autograder/) lose their bits for others;
-* the exchange gets nbgrader's own permissions, and one whose permissions
-  drifted stops the start with the chmod that puts them back;
+  ones too (HOME_MODE in /etc/login.defs), and the repository itself
+  (masters, .git, grades) loses every bit for others; then the account
+  nobody and a student account must find no file of it they can read;
+* the exchange gets nbgrader's permissions with the sticky bit on its root
+  and on inbound, and one whose permissions drifted stops the start with
+  the chmod that puts them back;
 * configurable-http-proxy comes from npm into .venv/node; node older than
   20 stops with what to install; a port in use stops with how to pick
   another; a grader account that does not exist stops with how to add it.
@@ -34,6 +36,7 @@ says what to do; main() prints it and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import grp
 import hashlib
 import json
@@ -58,17 +61,25 @@ ROOT = HUB.parent
 COURSE_ID = "rag-building-blocks"  # autograder/run/nbgrader_config.py's course id
 PREFIX = Path("/opt/rag-course-hub")
 EXCHANGE = Path("/srv/nbgrader/exchange")
-STATE = Path("/srv/rag-course-hub")
+# the hub's database and cookie secret, 0700: beside GRADES
+# (/srv/rag-course-hub/grades in hub/README.md), never around it
+STATE = Path("/srv/rag-course-hub/state")
 STUDENTS_GROUP = "rag-students"
 GRADER = "rag-grader"
 NODE_MIN = 20  # configurable-http-proxy 5.3.0 declares node >= 20
 PROXY = ROOT / ".venv" / "node" / "node_modules" / ".bin" / "configurable-http-proxy"
-# nbgrader's modes (nbgrader/exchange/default/*.py), for a course on one machine
-EXCHANGE_MODES = {"": 0o777, "{course}": 0o755, "{course}/outbound": 0o755,
-                  "{course}/inbound": 0o2733, "{course}/feedback": 0o711}
+# nbgrader's modes (nbgrader/exchange/default/*.py), for a course on one
+# machine, with the sticky bit on the root and on inbound: only a folder's
+# owner (and root) may rename or remove it, so nobody swaps the course
+# folder or replaces a class-mate's submission
+EXCHANGE_MODES = {"": 0o1777, "{course}": 0o755, "{course}/outbound": 0o755,
+                  "{course}/inbound": 0o3733, "{course}/feedback": 0o711}
 # the pack's folders that hold masters, solutions or hidden tests
 PRIVATE = ("source", "notebooks", "autograder", "tools", "tests")
 NAME = re.compile(r"^[a-z_][a-z0-9_-]{0,30}$")  # what useradd accepts on Debian
+# the most one submission may hold, at submit and at collect (no disk quotas
+# here): a project with its corpus is about 1 MB
+EXCHANGE_BYTES = 20 * 2 ** 20
 
 
 class HubProblem(Exception):
@@ -149,27 +160,34 @@ def exchange_modes(root: Path, course: str = COURSE_ID) -> dict[Path, int]:
 
 
 def check_exchange(root: Path, course: str = COURSE_ID, create: bool = True) -> None:
-    """Make the exchange with nbgrader's modes if it is not there; stop with
-    the commands that repair it if any folder's mode drifted."""
-    if create and not root.exists():
+    """Make the exchange and the course's folders with their modes if they
+    are not there (before nbgrader's release would make them without the
+    sticky bit); stop with the commands that repair it if any folder's mode
+    or owner drifted."""
+    modes = exchange_modes(root, course)
+    if create and not os.path.lexists(root):
         root.mkdir(parents=True)
-        root.chmod(0o777)
+        root.chmod(modes[root])
     if not root.is_dir():
         raise HubProblem(f"the exchange {root} is not a folder: create it with "
-                         f"`mkdir -p {root} && chmod 777 {root}` (or pick another, EXCHANGE=...)")
+                         f"`mkdir -p {root} && chmod 1777 {root}` (or pick another, EXCHANGE=...)")
+    for path, mode in modes.items() if create else []:
+        if not os.path.lexists(path):
+            path.mkdir()
+            path.chmod(mode)
     drifted = []
-    for path, mode in exchange_modes(root, course).items():
-        if not path.exists():
-            continue  # nbgrader's release makes the course's folders
-        now = stat.S_IMODE(path.stat().st_mode)
-        wanted = mode | (now & stat.S_ISVTX if path == root else 0)
-        if now != wanted or path.is_symlink() or (path != root and path.stat().st_uid != 0):
+    for path, mode in modes.items():
+        if not os.path.lexists(path):
+            continue
+        now = stat.S_IMODE(path.lstat().st_mode)
+        if now != mode or path.is_symlink() or (path != root and path.lstat().st_uid != 0):
             drifted.append((path, now, mode))
     if drifted:
-        lines = "; ".join(f"{p} is {oct(now)[2:]}, nbgrader wants {oct(m)[2:]}"
+        lines = "; ".join(f"{p} is {oct(now)[2:]}, the course wants {oct(m)[2:]}"
                           for p, now, m in drifted)
         fix = " && ".join(f"chown root {p} && chmod {oct(m)[2:]} {p}" for p, _, m in drifted)
-        raise HubProblem(f"the exchange's permissions drifted ({lines}): students could read or "
+        raise HubProblem(f"the exchange's permissions drifted ({lines}): students could read, "
+                         "replace or swap "
                          f"change each other's work. Put them back with `{fix}` and check "
                          "that nothing was read or changed, then start again")
 
@@ -200,14 +218,64 @@ def close_homes(login_defs: Path = Path("/etc/login.defs")) -> list[str]:
 
 
 def close_pack(root: Path = ROOT) -> list[str]:
-    """The pack's folders with solutions or hidden tests: no access for others."""
+    """The repository itself (masters, .git, grades kept in it, built sites
+    and bundles) and, should it be opened again, its folders with solutions
+    or hidden tests: no access for other accounts. The students' servers
+    need none of it: they run from the runtime under /opt."""
     changed = []
-    for name in PRIVATE:
-        folder = root / name
-        if folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) & 0o007:
-            folder.chmod(stat.S_IMODE(folder.stat().st_mode) & ~0o007)
+    for folder in [root, *(root / name for name in PRIVATE)]:
+        if folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) & 0o077:
+            folder.chmod(stat.S_IMODE(folder.stat().st_mode) & 0o700)
             changed.append(f"{folder}: no access for other accounts (it holds solutions)")
     return changed
+
+
+# run as another account: the first files of a folder it can read
+READABLE = r"""
+import os, sys
+found = []
+for folder, dirs, files in os.walk(sys.argv[1]):
+    found += [p for p in (os.path.join(folder, n) for n in files) if os.access(p, os.R_OK)]
+    if len(found) >= 5:
+        break
+print("\n".join(found[:5]))
+"""
+
+
+def readable_by(account: str, folder: Path, python: str) -> list[str]:
+    """Up to five files under `folder` that `account` can read (`python`:
+    one every account can run)."""
+    done = subprocess.run(["runuser", "-u", account, "--", python, "-I", "-S", "-c", READABLE,
+                           str(folder)], capture_output=True, text=True, cwd="/", timeout=120)
+    return done.stdout.split()
+
+
+def check_closed(python: str, root: Path = ROOT) -> list[str]:
+    """Stop if the account nobody or a student reads any file of the
+    repository; returns warnings (a worktree's .git kept elsewhere)."""
+    accounts = ["nobody"]
+    with contextlib.suppress(KeyError):
+        accounts += sorted(grp.getgrnam(STUDENTS_GROUP).gr_mem)[:1]
+    for account in accounts:
+        found = readable_by(account, root, python)
+        if found:
+            raise HubProblem(
+                f"the account {account!r} can read the course repository {root} (e.g. "
+                f"{', '.join(found)}), with its masters, solutions and .git: keep the "
+                "repository in a folder only root opens (`install -d -m 700 /root/course` "
+                f"and clone it there, or `chmod 700 {root}` and remove any ACL: "
+                f"setfacl -R -b {root}), then make hub again")
+    git = root / ".git"
+    warnings = []
+    if git.is_file():  # a worktree: the objects are in another repository's .git
+        common = Path(subprocess.run(["git", "-C", str(root), "rev-parse",
+                                      "--git-common-dir"], capture_output=True,
+                                     text=True).stdout.strip() or git)
+        common = common if common.is_absolute() else root / common
+        if readable_by("nobody", common, python):
+            warnings.append(f"{common}, this worktree's git objects (every solution), is "
+                            f"readable by other accounts: chmod 700 {common.parent}")
+    return warnings
 
 
 def add_user(name: str, password: str | None, group: str | None = STUDENTS_GROUP) -> str:
@@ -289,7 +357,9 @@ def student_config(exchange_env: str = "RAG_COURSE_EXCHANGE") -> dict[str, str]:
         "import os\n\nc = get_config()  # noqa: F821\n"
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = os.environ.get({exchange_env!r}, {str(EXCHANGE)!r})\n"
-        "c.KernelManager.transport_encryption = 'auto'\n")
+        "c.KernelManager.transport_encryption = 'auto'\n"
+        "c.ExchangeFactory.submit = 'student_submit.ClosedSubmit'\n"
+        f"c.ClosedSubmit.max_bytes = {EXCHANGE_BYTES}\n")
     return {"etc/jupyter/labconfig/page_config.json": json.dumps(page, indent=1, sort_keys=True),
             "etc/jupyter/jupyter_server_config.d/zz-rag-course.json":
                 json.dumps(server, indent=1, sort_keys=True),
@@ -342,6 +412,7 @@ def ensure_runtime(prefix: Path = PREFIX, quiet: bool = False) -> Path:
     for name in ("formgrader_csp.py", "formgrader_server_config.py"):
         files[f"formgrader/{name}"] = (ROOT / "autograder" / "reports" / name).read_bytes()
     files["formgrader/hub_service_config.py"] = FORMGRADER_SERVICE.encode()
+    files["course/student_submit.py"] = (HUB / "student_submit.py").read_bytes()
     digest = hashlib.sha256(b"".join(k.encode() + b"\0" + v for k, v in files.items())).hexdigest()
     if (prefix / "files.sha256").is_file() and (prefix / "files.sha256").read_text() == digest:
         return venv
@@ -400,25 +471,27 @@ def release(assignment: str, course: Path, exchange: Path) -> str:
     return nbgrader(["release_assignment", assignment, "--force"], course, exchange)
 
 
-def collect(assignment: str, course: Path, exchange: Path) -> str:
-    """nbgrader collect into COURSE/submitted/: the newest submission of each
-    student; an earlier copy already collected is kept beside it, never lost."""
+def collect(assignment: str, course: Path, exchange: Path) -> list[str]:
+    """Each student's newest acceptable submission into COURSE/submitted/
+    through the intake gate (hub/exchange_collect.py: who and when from
+    what the student cannot write); an earlier collected copy is kept in
+    COURSE/earlier-submissions/. Returns the refused ones' lines, after
+    printing every row."""
+    from exchange_collect import Swapped, collect as collect_exchange
+
     require_root("collecting from the exchange")
     check_exchange(exchange, create=False)
-    keep = course / "submitted"
-    moved = []
-    for folder in sorted(keep.glob(f"*/{assignment}")) if keep.is_dir() else []:
-        stamp = folder / "timestamp.txt"
-        if stamp.is_file():  # nbgrader collect --update replaces it; keep a copy first
-            label = re.sub(r"[^0-9A-Za-z]+", "-", stamp.read_text().strip()).strip("-")
-            copy = course / "earlier-submissions" / folder.parent.name / f"{assignment}-{label}"
-            if not copy.exists():
-                shutil.copytree(folder, copy, symlinks=True)
-                moved.append(copy)
-    log = nbgrader(["collect", assignment, "--update"], course, exchange)
-    for copy in moved:
-        print(f"kept the earlier collected copy in {copy}")
-    return log
+    try:
+        done = collect_exchange(assignment, course, exchange, COURSE_ID, EXCHANGE_BYTES)
+    except Swapped as err:
+        raise HubProblem(f"collect stopped: {err}. Check the exchange's folders "
+                         f"(ls -la {exchange} {exchange / COURSE_ID}) and collect again") from None
+    for row in done.rows:
+        when = f"received {row.received}, its timestamp.txt says {row.claimed}" \
+            if row.received else f"named {row.claimed}"
+        print(f"{row.status:9} {row.student}: {row.submission} ({when})"
+              + (f": {row.note}" if row.note else ""))
+    return [f"{r.student}: {r.submission}: {r.note}" for r in done.refused]
 
 
 def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
@@ -430,7 +503,16 @@ def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
         raise HubProblem(f"no feedback in {course}: grade first (make grade SUBMISSIONS=... "
                          f"GRADES={grades})")
     check_exchange(exchange, create=False)
-    return nbgrader(["release_feedback", assignment], course, exchange)
+    log = nbgrader(["release_feedback", assignment], course, exchange)
+    # nbgrader's copy keeps the page's mode, 0600 as `make grade` writes it:
+    # each student fetches theirs by a name only they can compute (from
+    # their submission's secret), so the released copies are readable
+    released = exchange / COURSE_ID / "feedback"
+    with os.scandir(released) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == 0:
+                os.chmod(entry.path, 0o644)
+    return log
 
 
 # ------------------------------------------------------------ starting the hub
@@ -455,14 +537,17 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
         shutil.rmtree(course / "source", ignore_errors=True)
         course_folder(course, ROOT / "source", *GRADER_FILES)
         Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID).close()
-    grades.chmod(0o711)  # the grader walks through to formgrader/ and lists nothing
+    # everything but formgrader/ closed first, then the grader may walk
+    # through GRADES to it (0711: it lists nothing): the sheet, late work
+    # and deadlines are never open to other accounts, not even for a moment
     for child in grades.iterdir():
-        if child.is_dir() and not child.is_symlink() and child != course:
+        if child != course and not child.is_symlink():
             child.chmod(stat.S_IMODE(child.stat().st_mode) & 0o700)
     course.chmod(0o700)
     for folder, _, names in os.walk(course):
         for path in [folder, *(os.path.join(folder, n) for n in names)]:
             os.lchown(path, account.pw_uid, account.pw_gid)
+    grades.chmod(0o711)
     return course
 
 
@@ -497,6 +582,8 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
     for line in close_homes() + close_pack():
         if not quiet:
             print(f"fixed: {line}")
+    for line in check_closed(str(venv / "bin" / "python")):
+        print(f"warning: {line}", file=sys.stderr)
     check_exchange(exchange)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)
@@ -507,8 +594,9 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
         mode = stat.S_IMODE(folder.stat().st_mode)
         if not mode & 0o001:
             raise HubProblem(f"the grader account cannot reach {course}: {folder} is closed "
-                             "to other accounts; put GRADES=... outside your home folder "
-                             "(under /srv, say)")
+                             "to other accounts; put GRADES=... outside the repository (which "
+                             "make hub closes) and your home folder: "
+                             "GRADES=/srv/rag-course-hub/grades, say")
     return hub_environment(port=port, state=state, exchange=exchange, grader=grader,
                            grades=grades, venv=venv, auth=auth)
 
@@ -563,9 +651,15 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "release":
             print(release(args.assignment, args.course.resolve(), args.exchange))
         elif args.command == "collect":
-            print(collect(args.assignment, args.course.resolve(), args.exchange))
-            print(f"collected into {args.course.resolve() / 'submitted'}; grade with "
+            refused = collect(args.assignment, args.course.resolve(), args.exchange)
+            print(f"collected into {args.course.resolve() / 'submitted'} (every row in "
+                  f"{args.course.resolve() / 'exchange_collected.csv'}); grade with "
                   f"`make grade SUBMISSIONS={args.course.resolve() / 'submitted'}`")
+            if refused:
+                print(f"make collect-exchange: {len(refused)} submission(s) refused, not "
+                      "graded as the student they name:\n  " + "\n  ".join(refused),
+                      file=sys.stderr)
+                return 1
         elif args.command == "release-feedback":
             print(release_feedback(args.assignment, args.grades.resolve(), args.exchange))
         elif args.command == "start":

@@ -19,10 +19,18 @@ exchange, the grader account, the students' environment). In short:
   Content-Security-Policy (autograder/reports/formgrader_csp.py); only the group
   formgrade-rag-building-blocks may open it (nbgrader's documented group
   and role), everyone else gets 403;
-* idle servers stop after an hour (jupyterhub-idle-culler).
+* idle servers stop after an hour (jupyterhub-idle-culler);
+* limits: each server runs in a cgroup of its own (memory, processes,
+  CPU), with resource limits as the fallback (hub/server_limits.py).
 """
 import os
+import sys
 from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_limits import capped_spawner  # noqa: E402
 
 c = get_config()  # noqa: F821 (JupyterHub injects get_config)
 env = os.environ
@@ -56,7 +64,7 @@ else:
 c.Authenticator.allowed_users = {grader}  # the grader logs in to reach formgrader
 
 # each student's server
-c.JupyterHub.spawner_class = "localprocess"
+c.JupyterHub.spawner_class = capped_spawner(LocalProcessSpawner)
 c.Spawner.cmd = [str(venv / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.environment = {"RAG_COURSE_EXCHANGE": env["RAG_COURSE_EXCHANGE"],

@@ -20,13 +20,21 @@ The tests run in order, one course term:
 4. formgrader answers 403 to the student and lets the grader account
    mark an answer, which the grade sheet then shows;
 5. feedback is released, and the student fetches it in the Assignments
-   panel and opens it.
+   panel and opens it;
+6. on a machine the class shares (issue 54), hostile accounts beside
+   honest ones: a submission handed in as a class-mate, dated in the
+   future, dated back after the due date, rewritten after it, over the
+   size cap; a swapped course folder; reading what the instructor holds
+   (all refused or charged, the honest student graded exactly); a cell
+   that allocates 3 GiB and one that forks without end (that student's
+   kernel ends at her server's cgroup, the hub and another student go on).
 
 Needs root (accounts, PAM, servers run as the students): CI runs as root;
 anyone else gets a failure saying so, never a skip.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -39,7 +47,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import nbformat
@@ -136,7 +144,9 @@ def term(tmp_path_factory):
     base = Path(tempfile.mkdtemp(prefix="rag-hub-test-"))
     base.chmod(0o755)
     tag = secrets.token_hex(3)
-    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "grader": f"rht{tag}g"}
+    names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "carol": f"rht{tag}c",
+             "eve": f"rht{tag}e", "mallory": f"rht{tag}m", "hoarder": f"rht{tag}h",
+             "grader": f"rht{tag}g"}
     passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
     made, proc, log, started = [], None, None, set()
     shots = tmp_path_factory.mktemp("hub-shots")
@@ -479,3 +489,332 @@ def test_feedback_is_released_and_the_student_opens_it(term, hub_browser):
              and "Question 1" in d.find_element(By.TAG_NAME, "body").text,
              "the feedback page with the quiz's points", 60)
     driver.save_screenshot(str(term["shots"] / "student-feedback.png"))
+
+
+
+# ------------------------------------------------- tricks at the exchange
+
+WRITE = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
+# a hostile student needs no nbgrader to hand in: a folder named as
+# nbgrader names them, with the notebook and a timestamp.txt of her choice
+HAND_IN = """import json, os, sys
+for name, when, notebook in json.loads(sys.argv[1]):
+    folder = os.path.join(sys.argv[2], name)
+    os.mkdir(folder)
+    open(os.path.join(folder, 'quiz.ipynb'), 'w').write(notebook)
+    open(os.path.join(folder, 'timestamp.txt'), 'w').write(when)
+    if int(sys.argv[3]):
+        open(os.path.join(folder, 'data.bin'), 'w').truncate(int(sys.argv[3]))
+"""
+
+
+def quiz_notebook(term, wrong: set[int]) -> str:
+    released = json.loads((ROOT / "release" / "quiz" / "quiz.ipynb").read_text())
+    return json.dumps(answered(released, answers(term["master"], wrong=wrong)))
+
+
+def submit_quiz(term, key: str, wrong: set[int], submit: bool = True) -> Path:
+    """`key`'s account submits the quiz with nbgrader, the answers in
+    `wrong` wrong; returns the new inbound folder (or, without `submit`,
+    the folder it would submit)."""
+    name = term["names"][key]
+    quiz = Path(pwd.getpwnam(name).pw_dir) / "quiz"
+    as_user(name, ["mkdir", "-p", str(quiz)])
+    as_user(name, ["python", "-c", WRITE, str(quiz / "quiz.ipynb"), quiz_notebook(term, wrong)])
+    if not submit:
+        return quiz
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    before = set(inbound.iterdir())
+    as_user(name, ["nbgrader", "submit", "quiz"],
+            env={"RAG_COURSE_EXCHANGE": str(term["exchange"])})
+    (new,) = set(inbound.iterdir()) - before
+    return new
+
+
+def hand_in(term, key: str, folders: list[tuple[str, str, set[int]]],
+            extra_bytes: int = 0) -> None:
+    """`key`'s account puts (student, time, wrong answers) folders in inbound
+    by hand, each named for `student` and dated `time` (with a file of
+    `extra_bytes` beside the notebook when not 0)."""
+    inbound = term["exchange"] / hubctl.COURSE_ID / "inbound"
+    made = [(f"{student}+quiz+{when}+{secrets.token_urlsafe(9)}", when,
+             quiz_notebook(term, wrong)) for student, when, wrong in folders]
+    as_user(term["names"][key], ["python", "-c", HAND_IN, json.dumps(made), str(inbound),
+                                 str(extra_bytes)])
+
+
+def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded(term, capsys):
+    """carol submits on time; eve on time too, then rewrites her notebook
+    after the due date; mallory hands in as carol dated 2099, hands in late
+    with a name and a timestamp.txt dated before the due date, and once more
+    dated 2099 under her own name; she tries to swap the course folder, to
+    move or write into carol's submission and to read what the instructor
+    holds. carol is graded exactly, eve and mallory are late, the rest refused."""
+    import pandas as pd
+
+    carol, eve, mallory = (term["names"][k] for k in ("carol", "eve", "mallory"))
+    exchange, inbound = term["exchange"], term["exchange"] / hubctl.COURSE_ID / "inbound"
+    env = {"RAG_COURSE_EXCHANGE": str(exchange)}
+    t0 = time.monotonic()
+    carols = submit_quiz(term, "carol", wrong=set())
+    eves = submit_quiz(term, "eve", wrong=set())
+    future = "2099-01-01 00:00:00.000000 UTC"
+    hand_in(term, "mallory", [(carol, future, {1, 2, 3, 4})])
+    time.sleep(1.5)
+    due = datetime.now(timezone.utc)
+    time.sleep(1.5)
+    early = (due - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    hand_in(term, "mallory", [(mallory, early, {1}), (mallory, future, set())])
+    as_user(eve, ["python", "-c", "import sys; open(sys.argv[1], 'a').write(' ')",
+                  str(eves / "quiz.ipynb")])
+    # one more student fills the exchange past the cap (no disk quotas here)
+    hoarder = term["names"]["hoarder"]
+    hoard = submit_quiz(term, "hoarder", wrong=set(), submit=False)
+    as_user(hoarder, ["truncate", "-s", f"{hubctl.EXCHANGE_BYTES + 1}", str(hoard / "data.bin")])
+    done = as_user(hoarder, ["nbgrader", "submit", "quiz"], check=False, env=env)
+    assert "more than the 20 MB the course accepts" in done.stdout + done.stderr, done
+    hand_in(term, "hoarder", [(hoarder, early, set())], extra_bytes=hubctl.EXCHANGE_BYTES + 1)
+    # the course folder and a class-mate's submission cannot be moved or changed
+    for what, args in [("swap the course folder", ["mv", str(exchange / hubctl.COURSE_ID),
+                                                   str(exchange / "elsewhere")]),
+                       ("move a class-mate's submission", ["mv", str(carols), str(inbound / "x")]),
+                       ("write into a class-mate's submission",
+                        ["touch", str(carols / "extra.txt")])]:
+        done = as_user(mallory, args, check=False)
+        assert done.returncode != 0, f"{mallory} could {what}"
+
+    course = term["base"] / "course-tricks"
+    course.mkdir(mode=0o755)  # left open: collect closes what it writes
+    status = hubctl.main(["collect", "quiz", "--course", str(course),
+                          "--exchange", str(exchange)])
+    said = capsys.readouterr()
+    assert status == 1 and "refused" in said.err, said
+    rows = pd.read_csv(course / "exchange_collected.csv", keep_default_na=False)
+    print(rows.to_string())
+    mine = rows[rows.student.isin([carol, eve, mallory])]
+    refused = mine[mine.status == "refused"]
+    assert sorted(refused.note.str.split(" ").str[0]) == ["dated", "handed"], refused
+    hoarded = rows[rows.student == hoarder]
+    assert hoarded.status.tolist() == ["refused"] and "nothing was taken" in hoarded.note.iloc[0]
+    assert not (course / "submitted" / hoarder).exists()
+    assert f"handed in by {mallory}, not by {carol}" in " ".join(refused.note)
+    flagged = mine[(mine.status == "collected") & mine.note.str.contains("claims an earlier")]
+    assert flagged.student.tolist() == [mallory], mine
+    submitted = course / "submitted"
+    carols_copy = json.loads((submitted / carol / "quiz" / "quiz.ipynb").read_text())
+    assert carols_copy == json.loads((carols / "quiz.ipynb").read_text()), \
+        "carol's graded copy is not her own submission"
+    for path in [submitted, submitted / carol, submitted / carol / "quiz" / "quiz.ipynb",
+                 course / "exchange_collected.csv"]:
+        assert path.stat().st_mode & 0o077 == 0, f"{path} is open to other accounts"
+
+    # eve's lateness is the time the late policy reads (grading carol and
+    # mallory shows the policy reads it); graded, she would cost 30-50 s more
+    received = datetime.strptime((submitted / eve / "quiz" / "timestamp.txt").read_text(),
+                                 "%Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=timezone.utc)
+    assert received > due, f"eve's rewrite after the due date was not counted: {received}"
+    for other in set(p.name for p in submitted.iterdir()) - {carol, mallory}:
+        shutil.rmtree(submitted / other)  # eve, and the earlier tests' students
+    grades = term["base"] / "grades-tricks"
+    policy = term["base"] / "deadlines-tricks.toml"
+    policy.write_text(f"[quiz]\ndue = {due.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}\n"
+                      "penalty_per_day = 10\nmax_penalty = 30\n")
+    t1 = time.monotonic()
+    done = subprocess.run([sys.executable, str(ROOT / "autograder" / "commands" / "course.py"),
+                           "grade", "--submissions", str(submitted), "--out", str(grades),
+                           "--deadlines", str(policy)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    TIMES["grading the tricks' class (s)"] = round(time.monotonic() - t1, 1)
+    late_work = pd.read_csv(grades / "late_work.csv").set_index("student")
+    assert late_work.loc[carol, "days late"] == 0 and late_work.loc[carol, "after penalty"] == 10
+    assert late_work.loc[mallory, "days late"] == 1, late_work.loc[mallory].to_dict()
+    assert late_work.loc[mallory, "before penalty"] == 9
+    assert late_work.loc[mallory, "after penalty"] == 8
+
+    # nothing the instructor holds is readable by a student, before and after
+    # the grader account is handed formgrader
+    for stage in ("graded", "handed to the grader"):
+        for path in [submitted / carol / "quiz" / "quiz.ipynb", grades / "grade_sheet.csv",
+                     grades / "late_work.csv", grades / "deadlines.toml",
+                     grades / "quiz" / "feedback" / carol / "quiz" / "quiz.html",
+                     ROOT / ".git", ROOT / "source" / "quiz" / "quiz.ipynb"]:
+            assert path.exists(), path
+            done = as_user(mallory, ["cat", str(path)], check=False)
+            assert done.returncode != 0 and "Permission denied" in done.stderr, \
+                f"{mallory} read {path} ({stage})"
+        hubctl.hand_to_grader(grades, term["names"]["grader"])
+    TIMES["tricks at the exchange, collected and graded (s)"] = round(time.monotonic() - t0, 1)
+
+# ------------------------------------------- a machine the class shares
+
+def own_server(term, key: str) -> tuple[str, str]:
+    """Log `key`'s account in, make it an API token, start its server
+    through the hub's API; returns (its server's URL, the token)."""
+    import requests
+
+    name, url = term["names"][key], term["url"]
+    session = hub_login(url, name, term["passwords"][name])
+    xsrf = session.cookies.get("_xsrf") or ""
+    made = session.post(f"{url}/hub/api/users/{name}/tokens", json={"note": "test"},
+                        headers={"X-XSRFToken": xsrf}, timeout=30)
+    assert made.status_code in (200, 201), made.text[:300]
+    token = made.json()["token"]
+    auth = {"Authorization": f"token {token}"}
+    requests.post(f"{url}/hub/api/users/{name}/server", headers=auth, timeout=60)
+    deadline = time.monotonic() + 120
+    while not (requests.get(f"{url}/hub/api/users/{name}", headers=auth, timeout=30)
+               .json().get("servers", {}).get("", {}).get("ready")):
+        assert time.monotonic() < deadline, f"{name}'s server did not start"
+        time.sleep(0.5)
+    return f"{url}/user/{name}", token
+
+
+def run_cell(server: str, token: str, code: str, kernel: str | None = None,
+             seconds: float = 90) -> dict:
+    """Run `code` in a kernel of `server` (a new one unless `kernel`), over
+    the kernel's websocket as JupyterLab does: {"kernel", "out", "reply",
+    "state"}, where state is "restarting" or "dead" when the kernel died."""
+    import requests
+    import websocket
+
+    auth = {"Authorization": f"token {token}"}
+    if kernel is None:
+        made = requests.post(f"{server}/api/kernels", json={"name": "python3"}, headers=auth,
+                             timeout=60)
+        assert made.status_code == 201, made.text[:300]
+        kernel = made.json()["id"]
+    ws = websocket.create_connection(
+        f"{server.replace('http', 'ws', 1)}/api/kernels/{kernel}/channels",
+        header=[f"Authorization: token {token}"], timeout=seconds)
+    msg_id = secrets.token_hex(8)
+    ws.send(json.dumps({
+        "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "test",
+                   "session": secrets.token_hex(8), "version": "5.3"},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False,
+                    "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}}))
+    result = {"kernel": kernel, "out": "", "reply": None, "state": None}
+    deadline = time.monotonic() + seconds
+    try:
+        while result["reply"] is None and time.monotonic() < deadline:
+            msg = json.loads(ws.recv())
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] in ("restarting", "dead"):
+                result["state"] = content["execution_state"]
+                break
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if kind == "stream":
+                result["out"] += content["text"]
+            elif kind == "execute_reply":
+                result["reply"] = content["status"]
+    except websocket.WebSocketException as err:
+        result["state"] = f"closed ({err})"
+    finally:
+        ws.close()
+    return result
+
+
+def server_pid(name: str) -> int:
+    """The pid of `name`'s jupyterhub-singleuser."""
+    uid = pwd.getpwnam(name).pw_uid
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid and \
+                    b"jupyterhub-singleuser" in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no server runs as {name}")
+
+
+def cgroup_folder(pid: int, controller: str) -> Path:
+    """The cgroup folder of `pid` for `controller` (v1), or its one folder (v2)."""
+    lines = [line.split(":", 2) for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()]
+    for _, names, path in lines:
+        if controller in names.split(","):
+            return Path("/sys/fs/cgroup", controller, path.lstrip("/"))
+    for _, names, path in lines:
+        if names == "":
+            return Path("/sys/fs/cgroup", path.lstrip("/"))
+    raise AssertionError(f"{pid} has no {controller} cgroup")
+
+
+def cgroup_value(folder: Path, v1: str, v2: str) -> str:
+    """The file `v1` of a v1 cgroup folder, or `v2` of a v2 one."""
+    return (folder / (v1 if (folder / v1).exists() else v2)).read_text()
+
+
+def oom_kills(memory: Path) -> int:
+    return int(re.search(r"oom_kill (\d+)",
+                         cgroup_value(memory, "memory.oom_control", "memory.events"))[1])
+
+
+def processes_of(name: str) -> list[int]:
+    uid = pwd.getpwnam(name).pw_uid
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                found.append(int(entry.name))
+    return found
+
+
+HOG = "x = b'x' * (3 * 2 ** 30)\nprint('allocated', len(x))"
+BOMB = """import os, time
+forks = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+        forks += 1
+except OSError as err:
+    print('fork refused after', forks, type(err).__name__)
+"""
+
+
+def test_a_memory_hog_and_a_fork_bomb_stop_in_that_students_server_alone(term):
+    """mallory's cells allocate 3 GiB, then fork without end; her kernel is
+    killed by her server's cgroup, her forks refused at its cap, and bob's
+    kernel and the hub answer all along. Stopping her server ends every
+    process she left."""
+    import requests
+
+    mallory = term["names"]["mallory"]
+    t0 = time.monotonic()
+    bad_server, bad_token = own_server(term, "mallory")
+    good_server, good_token = own_server(term, "bob")
+    honest = run_cell(good_server, good_token, "print(sum(range(10)))")
+    assert honest["out"].strip() == "45", honest
+
+    pid = server_pid(mallory)
+    memory = cgroup_folder(pid, "memory")
+    assert memory != cgroup_folder(server_pid(term["names"]["bob"]), "memory"), \
+        "two students' servers share one cgroup"
+    assert int(cgroup_value(memory, "memory.limit_in_bytes", "memory.max")) <= 2 ** 30
+    cpu = cgroup_folder(pid, "cpu")
+    assert cgroup_value(cpu, "cpu.cfs_quota_us", "cpu.max").split()[0] == "100000"
+    killed = oom_kills(memory)
+    hog = run_cell(bad_server, bad_token, HOG)
+    assert "allocated" not in hog["out"] and hog["reply"] != "ok", hog
+    assert oom_kills(memory) > killed, f"no process of {mallory} was killed: {hog}"
+    assert server_pid(mallory) == pid, "the student's server itself went down"
+    assert run_cell(good_server, good_token, "print(6 * 7)")["out"].strip() == "42"
+
+    bomb = run_cell(bad_server, bad_token, BOMB)
+    assert "fork refused after" in bomb["out"], bomb
+    forks = int(bomb["out"].split("after")[1].split()[0])
+    assert forks < 256, f"{forks} processes forked past the cap"
+    # while her forks hold her cap, the hub and the other student go on
+    assert requests.get(f"{term['url']}/hub/api/", timeout=10).status_code == 200
+    assert run_cell(good_server, good_token, "print(6 * 7)")["out"].strip() == "42"
+    requests.delete(f"{term['url']}/hub/api/users/{mallory}/server",
+                    headers={"Authorization": f"token {bad_token}"}, timeout=60)
+    deadline = time.monotonic() + 30
+    while processes_of(mallory) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert not processes_of(mallory), f"{mallory}'s processes outlived her server"
+    assert not memory.exists(), f"{memory} was left behind"
+    TIMES["memory hog and fork bomb (s)"] = round(time.monotonic() - t0, 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -61,23 +62,70 @@ def test_a_bad_account_name_is_refused_before_useradd():
     assert hubctl.NAME.match("rht1a2b3ca") and not hubctl.NAME.match("-x")
 
 
-def test_a_new_exchange_gets_nbgraders_modes_and_a_drifted_one_stops(tmp_path):
+def test_a_new_exchange_gets_sticky_folders_and_a_drifted_one_stops(tmp_path):
     root = tmp_path / "exchange"
     hubctl.check_exchange(root)
-    assert root.stat().st_mode & 0o7777 == 0o777
     course = root / hubctl.COURSE_ID
-    for part, mode in (("", 0o755), ("outbound", 0o755), ("inbound", 0o2733),
-                       ("feedback", 0o711)):
-        (course / part).mkdir(exist_ok=True)
-        (course / part).chmod(mode)
-    if os.geteuid() == 0:  # the course's folders are root's, as make release leaves them
-        hubctl.check_exchange(root)
-    (course / "inbound").chmod(0o777)  # drifted: every student could list the others
+    modes = {path: path.stat().st_mode & 0o7777 for path in [root, *sorted(course.rglob("*")),
+                                                             course]}
+    # the sticky bit: only a folder's owner renames it (the course folder,
+    # a class-mate's submission)
+    assert modes == {root: 0o1777, course: 0o755, course / "outbound": 0o755,
+                     course / "inbound": 0o3733, course / "feedback": 0o711}, modes
+    (course / "inbound").chmod(0o2733)  # nbgrader's own, without the sticky bit
     with pytest.raises(hubctl.HubProblem) as err:
         hubctl.check_exchange(root)
     message = str(err.value)
-    assert f"{course / 'inbound'} is 777, nbgrader wants 2733" in message
-    assert f"chmod 2733 {course / 'inbound'}" in message
+    assert f"{course / 'inbound'} is 2733, the course wants 3733" in message
+    assert f"chmod 3733 {course / 'inbound'}" in message
+
+
+def test_a_swapped_course_folder_stops_the_collect(tmp_path):
+    if os.geteuid() != 0:
+        pytest.fail("needs root: the exchange's folders must be root's", pytrace=False)
+    import exchange_collect
+
+    root = tmp_path / "exchange"
+    hubctl.check_exchange(root)
+    pinned = exchange_collect.Pinned(root, hubctl.COURSE_ID)
+    try:
+        pinned.check()  # nothing changed
+        course = root / hubctl.COURSE_ID
+        course.rename(root / "moved")
+        (root / "moved").rename(course)  # back in place: the same folder, so fine
+        pinned.check()
+        course.rename(root / "moved")
+        hubctl.check_exchange(root)  # a new course folder where the old one was
+        with pytest.raises(exchange_collect.Swapped, match="replaced during the collect"):
+            pinned.check()
+    finally:
+        pinned.close()
+
+
+def test_a_repository_other_accounts_can_read_stops_the_hub():
+    if os.geteuid() != 0:
+        pytest.fail("needs root: it reads as the account nobody", pytrace=False)
+    import tempfile
+
+    repo = Path(tempfile.mkdtemp(prefix="rag-hub-open-"))
+    try:
+        (repo / "source").mkdir()
+        (repo / "source" / "quiz.ipynb").write_text("{}")
+        repo.chmod(0o755)
+        with pytest.raises(hubctl.HubProblem, match=r"'nobody' can read the course "
+                           r"repository.*quiz\.ipynb.*chmod 700"):
+            hubctl.check_closed("/usr/bin/python3", repo)
+        assert hubctl.close_pack(repo), "nothing was closed"
+        assert hubctl.check_closed("/usr/bin/python3", repo) == []
+    finally:
+        shutil.rmtree(repo)
+
+
+def test_the_readmes_grades_folder_is_not_inside_the_hubs_closed_state():
+    """`make hub GRADES=/srv/rag-course-hub/grades`, as hub/README.md says:
+    the state folder is made 0700, so GRADES must not be inside it."""
+    grades = Path("/srv/rag-course-hub/grades")
+    assert grades.is_relative_to(hubctl.STATE.parent) and not grades.is_relative_to(hubctl.STATE)
 
 
 def test_an_exchange_that_is_a_file_says_so(tmp_path):

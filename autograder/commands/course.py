@@ -38,6 +38,7 @@ import argparse
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import warnings
@@ -642,6 +643,31 @@ def edition_source(out: Path, source: Path, args: argparse.Namespace) -> Path:
     return make_core(out / CORE_SOURCE)
 
 
+def close_out(out: Path, command: str) -> None:
+    """Everything this command and grade.py write is the instructor's
+    alone from its first byte: files 0600 and folders 0700 (the umask). On
+    a shared machine (the hub) students' work, grades and feedback before
+    release would be other students' to read otherwise. `grade` also makes
+    an existing OUT 0700 before anything goes in, even when an earlier `hubctl.py
+    grader-access` opened it to 0711 for the hub's formgrader (run that
+    again after grading), so files of an older run are closed too."""
+    os.umask(0o077)  # a new OUT is made 0700 by it
+    if command == "grade" and out.is_dir():
+        out.chmod(0o700)
+
+
+def close_tree(out: Path) -> None:
+    """Group and other bits off everything under OUT: copies of the
+    masters and pages made in a sandbox keep their 0644 through a copy,
+    and stay closed only while OUT is; after `grader-access` opens OUT to
+    0711 for the hub's grader, they are closed themselves."""
+    for folder, dirs, files in os.walk(out):
+        for path in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                os.chmod(path, stat.S_IMODE(mode) & 0o700)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
@@ -671,6 +697,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     use_alembic_head()  # the gradebooks this process makes (nbgrader_main.py)
     out, source = args.out.resolve(), args.source.resolve()
+    close_out(out, args.command)
     if extra and args.command != "grade":
         parser.error(f"unknown options for {args.command}: {' '.join(extra)}")
     if args.deadlines is not None and args.command not in ("grade", "sheet"):
@@ -708,6 +735,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n=== the course ===\n{summary(frame)}")
         if late_summary(out):
             print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
+        close_tree(out)
         print(f"grade sheet: {out / 'grade_sheet.csv'}; manual grading: "
               f"python autograder/commands/course.py formgrader --out {args.out}")
         return 1 if failed else 0
@@ -734,6 +762,7 @@ def main(argv: list[str] | None = None) -> int:
                   "pages written at autograding")
         if not done:
             print("no feedback written: no project and no manual mark in the gradebook")
+        close_tree(out)
         return 0
     # formgrader: nbgrader's own web app on the gathered course, with its
     # pages under a strict Content-Security-Policy (formgrader_csp.py)
