@@ -157,14 +157,16 @@ NOTE = ("*(This cell held content that could not be shown safely; "
 
 
 def reserved_ids(nb) -> set[str]:
-    """The ids the formgrader page gives its own elements for `nb`."""
+    """The ids the formgrader page gives its own elements for `nb`, in lower
+    case (a student's id is compared without case: a page shown in quirks
+    mode matches ids so)."""
     ids = set(PAGE_IDS)
     for cell in nb.cells:
         grader = cell.get("metadata", {}).get("nbgrader")
         grade_id = grader.get("grade_id") if isinstance(grader, dict) else None
         if isinstance(grade_id, str):
             ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit"}
-    return ids
+    return {i.lower() for i in ids}
 
 
 def browser_url(url: str) -> str:
@@ -234,7 +236,7 @@ def attribute_ok(tag: str, name: str, value: str, reserved: frozenset = frozense
     if name in ("width", "height", "colspan", "rowspan", "span", "start", "value", "border"):
         return bool(NUMBER.fullmatch(value))
     if name == "id":
-        return 0 < len(value) <= 256 and value not in reserved
+        return 0 < len(value) <= 256 and value.lower() not in reserved
     if name == "class":
         allowed = CLASSES.get(tag, frozenset())
         return all(t in allowed or (tag == "code" and CODE_LANGUAGE.fullmatch(t))
