@@ -35,6 +35,7 @@ HOSTILE = [
     ("climbing, percent-encoded", '<img src="%2e%2E/%2e%2e/%2E%2e/logout">', "*", "logout"),
     ("climbing with backslashes", '<img src="..\\..\\..\\logout">', "*", "logout"),
     ("climbing after files/", '[notes](files/../../../hub/logout)', "*", "logout"),
+    ("a link two folders up", "[grades](../../api/grades)", "*", "/api/"),
     ("the host, scheme-relative", '<img src="//127.0.0.1:8890/logout">', "*", "logout"),
     ("the host after a backslash", '<img src="/\\127.0.0.1:8890/logout">', "*", "logout"),
     ("the host, mixed case", '<img src="HtTp://127.0.0.1:8890/logout">', "*", "logout"),
@@ -79,6 +80,7 @@ HONEST = """# Chunk size and recall
 
 Sentence chunks kept each answer whole ([Lewis et al.](https://arxiv.org/abs/2005.11401);
 [my notes](notes.html), [the table below](#Chunk-size-and-recall),
+[the reading list](../guide/references.md),
 [mail me](mailto:amy@example.org)).
 
 ![hit@5 against chunk size](chart.png) ![the same, zoomed](figures/zoom%201.png)

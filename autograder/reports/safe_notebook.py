@@ -184,16 +184,29 @@ def url_scheme(url: str) -> str | None:
     return found.group(1).lower() if found else None
 
 
-def own_file(url: str) -> bool:
-    """Whether `url` names a file of the submission: a relative path (no
-    scheme, no leading slash, no `..` segment, percent-encoded or not), which
-    stays inside the folder the formgrader page is served from."""
+def own_file(url: str, climb: int = 0) -> bool:
+    """Whether `url` is a relative path (no scheme, no leading slash) that
+    climbs at most `climb` folders above the one the formgrader page is
+    served from, `/formgrader/submissions/<id>/`: 0 keeps it among the
+    submission's own files, 1 among formgrader's read-only submission
+    pages and files. A `..` counts however it is spelled (`%2e%2e`, `..\\`),
+    and so does a `/` the server decodes (`%2f`)."""
     cleaned = browser_url(url)
     path = re.split(r"[?#]", cleaned, maxsplit=1)[0]
     if not path or url_scheme(cleaned) or path.startswith("/"):
         return False
-    decoded = unquote(path).replace("\\", "/")  # what the server's handler sees
-    return not decoded.startswith("/") and ".." not in decoded.split("/")
+    decoded = unquote(path).replace("\\", "/")
+    if decoded.startswith("/"):
+        return False
+    level = 0
+    for segment in decoded.split("/"):  # an empty segment is one, as for a browser
+        if segment == "..":
+            level -= 1
+            if level < -climb:
+                return False
+        elif segment != ".":
+            level += 1
+    return True
 
 
 def public_link(url: str) -> bool:
@@ -214,13 +227,15 @@ def public_link(url: str) -> bool:
 def url_ok(tag: str, name: str, value: str) -> bool:
     """Whether a browser may load or link to `value` from the formgrader's
     page: an image only from `data:` or the submission's own files; a link
-    also to a fragment, `mailto:` or a public http(s) host."""
+    also to a fragment, `mailto:`, a public http(s) host, or one folder up
+    (the pack's own instructions link `../guide/...`: from a submission's
+    page that stays among formgrader's read-only submission pages)."""
     if tag == "img" and name == "src":
         return own_file(value) or bool(DATA_IMAGE.match(browser_url(value)))
     if tag == "a" and name == "href":
         cleaned = browser_url(value)
-        return (cleaned.startswith("#") or own_file(value) or url_scheme(value) == "mailto"
-                or public_link(value))
+        return (cleaned.startswith("#") or own_file(value, climb=1)
+                or url_scheme(value) == "mailto" or public_link(value))
     return False
 
 
