@@ -485,11 +485,14 @@ def test_zeds_answer_neither_logs_out_nor_covers_the_marks(browser, formgrader, 
     notebooks = api(base, token, "/formgrader/api/submitted_notebooks/project/project")
     zed = next(n["id"] for n in notebooks if n["student"] == HOSTILE)
     driver.get(f"{base}/formgrader/submissions/{zed}/")  # no token: the session only
-    wait_for(driver, formgrade_ready, "formgrader's page for zed, with its marks loaded")
+    wait_for(driver, lambda d: d.execute_script("return document.readyState === 'complete';"),
+             "zed's page")
     time.sleep(1)  # any image would have been asked for by now
     requested = driver.execute_script(
         "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname);")
     assert not [p for p in requested if p.startswith(("/logout", "/api/"))], requested
+    # (after a /logout formgrader's requests for the marks are refused: never ready)
+    wait_for(driver, formgrade_ready, "formgrader's page for zed, with its marks loaded")
 
     score = driver.find_element(By.ID, ANSWER)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", score)
