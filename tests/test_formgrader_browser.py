@@ -23,8 +23,10 @@ zed's answer also holds what acts without a script: an `<img
 src="/logout">` (which logged the instructor out as the page opened), an
 image of the server's API, and Bootstrap's `modal-backdrop` and a fixed
 "Score saved" banner laid over the page. On zed's page no request goes to
-either, nothing of zed's takes a fixed place, the mark box is the element
-at its own centre, and a mark typed there is saved (then taken back).
+either (not even when put into the page by hand: its policy takes images
+from zed's folder only), nothing of zed's takes a fixed place, the mark box
+is the element at its own centre, and a mark typed there is saved (then
+taken back).
 Last, amy's answer shows her own image, her code, her table and her maths,
 a mark and a comment typed into it are saved, and `course.py sheet` shows
 the mark, the total and the band.
@@ -180,6 +182,17 @@ def show_names(driver) -> None:
         button.click()  # an inline onclick of formgrader's own: allowed by its hash
     wait_for(driver, lambda d: len([a for a in d.find_elements(By.CSS_SELECTOR, "td a.name-shown")
                                     if a.is_displayed()]) == 2, "the students' names shown")
+
+
+def logouts(driver) -> list:
+    """The page's requests to /logout or the server's API, with their status
+    (the policy's reports to /api/security/csp-report aside; a request the
+    policy refused is listed by Chromium with status 0, and not here)."""
+    return driver.execute_script("""
+        return performance.getEntriesByType('resource')
+          .map(e => [new URL(e.name).pathname, e.responseStatus])
+          .filter(([path, status]) => status !== 0 && path !== '/api/security/csp-report'
+                  && (path.startsWith('/logout') || path.startsWith('/api/')));""")
 
 
 def formgrade_ready(driver) -> bool:
@@ -488,9 +501,7 @@ def test_zeds_answer_neither_logs_out_nor_covers_the_marks(browser, formgrader, 
     wait_for(driver, lambda d: d.execute_script("return document.readyState === 'complete';"),
              "zed's page")
     time.sleep(1)  # any image would have been asked for by now
-    requested = driver.execute_script(
-        "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname);")
-    assert not [p for p in requested if p.startswith(("/logout", "/api/"))], requested
+    assert logouts(driver) == []
     # (after a /logout formgrader's requests for the marks are refused: never ready)
     wait_for(driver, formgrade_ready, "formgrader's page for zed, with its marks loaded")
 
@@ -506,6 +517,15 @@ def test_zeds_answer_neither_logs_out_nor_covers_the_marks(browser, formgrader, 
                 fixed: fixed};""", score)
     assert cover["top_is_box"] and cover["fixed"] == [], cover
     assert "Score saved" in driver.find_element(By.ID, "notebook-container").text  # as text
+
+    # the page's policy is a wall of its own: images only from zed's folder
+    assert complaints(console(driver)) == []
+    driver.execute_script("document.getElementById('notebook-container')"
+                          ".insertAdjacentHTML('beforeend', arguments[0]);", LOGOUT)
+    time.sleep(1)
+    refused = complaints(console(driver))
+    assert len(refused) == 2 and all("img-src" in m for m in refused), refused
+    assert logouts(driver) == []
 
     # still logged in: a mark typed into zed's box is saved through the session
     gradebook = graded / "formgrader" / "gradebook.db"
