@@ -19,8 +19,17 @@ text, the page's own scripts work, and the same payload injected into the
 page by hand is refused by the Content-Security-Policy (while on a page
 without that policy it does run); zed's linked page runs nothing either, nor
 does a link that smuggles script into the name of an assignment.
-Last, a mark and a comment typed into amy's written answer are saved, and
-`course.py sheet` shows the mark, the total and the band.
+zed's answer also holds what acts without a script: an `<img
+src="/logout">` (which logged the instructor out as the page opened), an
+image of the server's API, and Bootstrap's `modal-backdrop` and a fixed
+"Score saved" banner laid over the page. On zed's page no request goes to
+either (not even when put into the page by hand: its policy takes images
+from zed's folder only), nothing of zed's takes a fixed place, the mark box
+is the element at its own centre, and a mark typed there is saved (then
+taken back).
+Last, amy's answer shows her own image, her code, her table and her maths,
+a mark and a comment typed into it are saved, and `course.py sheet` shows
+the mark, the total and the band.
 
 Every step saves a screenshot in the test's temporary folder (printed).
 """
@@ -54,6 +63,22 @@ HONEST, HOSTILE = "amy_honest", "zed_hostile"
 ANSWER = "proj_memo_a"  # the first written answer of the project (8 points)
 HONEST_TEXT = ("Sentence chunks kept each answer whole, so recall rose; fixed windows "
                "cut answers in two and hurt. Overlap helped recall at the cost of more chunks.")
+# what an honest answer may hold besides text: an image handed in beside
+# the notebook, code, a table and maths (shown as TeX: no MathJax)
+HONEST_EXTRAS = """
+
+![recall against chunk size](chart.png)
+
+```python
+hits = [rank <= 5 for rank in ranks]
+```
+
+| chunking | hit@5 |
+|---|---:|
+| sentence | 0.71 |
+
+$\\mathrm{recall} = \\frac{|R \\cap G|}{|G|}$
+"""
 MARK, COMMENT = 6, "Clear on where chunking helped; say what overlap cost."
 # what every payload does if it runs: a flag, an alert, and full marks for
 # every grade of the submission it is shown in, through formgrader's own API
@@ -63,8 +88,14 @@ ATTACK = ("window.__pwned=(window.__pwned||0)+1;alert('pwned');"
           "{method:'PUT',headers:{'X-XSRFToken':(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]},"
           "body:JSON.stringify({manual_score:g.max_score})})))")
 IMG = f'<img src=x onerror="{ATTACK}">'
+# what acts on the instructor's page without any script: requests with
+# their cookies as the page opens, and the page's own classes laid over it
+LOGOUT = '<img src="/logout"><img src="/api/kernels">'
+OVERLAY = ('<div class="modal-backdrop"></div>'
+           '<div class="navbar navbar-fixed-top alert alert-success">Score saved</div>')
 HOSTILE_ANSWER = (f"My memo. {IMG}\n\n<script>{ATTACK}</script>\n\n"
-                  "[my notes](notes.html) and [more](javascript:window.__pwned=1)")
+                  "[my notes](notes.html) and [more](javascript:window.__pwned=1)\n\n"
+                  f"{LOGOUT}\n\n{OVERLAY}")
 HOSTILE_CELL = f"""from IPython.display import HTML, SVG, Javascript, display
 display(HTML({IMG!r}))
 display(Javascript({ATTACK!r}))
@@ -153,6 +184,17 @@ def show_names(driver) -> None:
                                     if a.is_displayed()]) == 2, "the students' names shown")
 
 
+def logouts(driver) -> list:
+    """The page's requests to /logout or the server's API, with their status
+    (the policy's reports to /api/security/csp-report aside; a request the
+    policy refused is listed by Chromium with status 0, and not here)."""
+    return driver.execute_script("""
+        return performance.getEntriesByType('resource')
+          .map(e => [new URL(e.name).pathname, e.responseStatus])
+          .filter(([path, status]) => status !== 0 && path !== '/api/security/csp-report'
+                  && (path.startsWith('/logout') || path.startsWith('/api/')));""")
+
+
 def formgrade_ready(driver) -> bool:
     """formgrade.js has run, fetched the marks of every graded cell, and
     finished scrolling to its first input (once MathJax, or the stand-in
@@ -180,11 +222,15 @@ def graded(tmp_path_factory) -> Path:
     release = nbformat.read(ROOT / "release" / "project" / "project.ipynb", as_version=4)
     at = next(i for i, c in enumerate(release.cells)
               if c.metadata.get("nbgrader", {}).get("grade_id") == ANSWER)
-    for student, answer in ((HONEST, HONEST_TEXT), (HOSTILE, HOSTILE_ANSWER)):
+    for student, answer in ((HONEST, HONEST_TEXT + HONEST_EXTRAS), (HOSTILE, HOSTILE_ANSWER)):
         nb = nbformat.read(ROOT / "release" / "project" / "project.ipynb", as_version=4)
         nb.cells[at].source = answer
         folder = work / "submitted" / student / "project"
         folder.mkdir(parents=True)
+        if student == HONEST:
+            from PIL import Image
+
+            Image.new("RGB", (48, 24), "steelblue").save(folder / "chart.png")
         if student == HOSTILE:
             nb.cells.insert(at + 1, nbformat.v4.new_code_cell(HOSTILE_CELL))
             (folder / "notes.html").write_text(
@@ -248,9 +294,6 @@ def formgrader(graded, tmp_path_factory):
         if proc.poll() is None:
             proc.wait(timeout=10)
         log.close()
-
-
-    assert not left, f"the browser left processes behind after quit: {sorted(left)}"
 
 
 # ------------------------------------------------------------------ tests
@@ -439,6 +482,70 @@ def test_nothing_a_hostile_student_wrote_runs_in_the_formgrader(browser, formgra
     assert grades_of(graded / "formgrader" / "gradebook.db") == before, "a mark changed"
 
 
+def test_zeds_answer_neither_logs_out_nor_covers_the_marks(browser, formgrader, graded, shots):
+    """zed's page, opened with the instructor's session: no request goes to
+    /logout or the server's API, nothing of zed's is laid over the page (the
+    mark box is the element at its centre), and a mark typed into it is
+    saved with that session (then taken back through the API)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    base, token, log_path = formgrader
+    driver = browser
+    driver.get(f"{base}/formgrader?token={token}")  # logs in: a cookie from here on
+    wait_for(driver, lambda d: d.execute_script("return document.readyState === 'complete';"),
+             "formgrader's first page")
+    notebooks = api(base, token, "/formgrader/api/submitted_notebooks/project/project")
+    zed = next(n["id"] for n in notebooks if n["student"] == HOSTILE)
+    driver.get(f"{base}/formgrader/submissions/{zed}/")  # no token: the session only
+    wait_for(driver, lambda d: d.execute_script("return document.readyState === 'complete';"),
+             "zed's page")
+    time.sleep(1)  # any image would have been asked for by now
+    assert logouts(driver) == []
+    # (after a /logout formgrader's requests for the marks are refused: never ready)
+    wait_for(driver, formgrade_ready, "formgrader's page for zed, with its marks loaded")
+
+    score = driver.find_element(By.ID, ANSWER)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", score)
+    shot(driver, shots, "7-hostile-marks-uncovered.png")
+    cover = driver.execute_script("""
+        const box = arguments[0].getBoundingClientRect();
+        const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+        const fixed = [...document.querySelectorAll('#notebook-container *')]
+            .filter(e => getComputedStyle(e).position === 'fixed').map(e => e.outerHTML);
+        return {top_is_box: top === arguments[0], top: top && top.outerHTML.slice(0, 120),
+                fixed: fixed};""", score)
+    assert cover["top_is_box"] and cover["fixed"] == [], cover
+    assert "Score saved" in driver.find_element(By.ID, "notebook-container").text  # as text
+
+    # the page's policy is a wall of its own: images only from zed's folder
+    assert complaints(console(driver)) == []
+    driver.execute_script("document.getElementById('notebook-container')"
+                          ".insertAdjacentHTML('beforeend', arguments[0]);", LOGOUT)
+    time.sleep(1)
+    refused = complaints(console(driver))
+    assert len(refused) == 2 and all("img-src" in m for m in refused), refused
+    assert logouts(driver) == []
+
+    # still logged in: a mark typed into zed's box is saved through the session
+    gradebook = graded / "formgrader" / "gradebook.db"
+    assert grades_of(gradebook)[HOSTILE, ANSWER][1] is None
+    score.click()
+    score.send_keys(Keys.CONTROL, "a")
+    score.send_keys("1")
+    score.send_keys(Keys.ESCAPE)  # leaving the box saves it
+    wait_for(driver, lambda d: grades_of(gradebook)[HOSTILE, ANSWER][1] == 1,
+             "zed's mark in the gradebook")
+    assert complaints(console(driver)) == []
+    refused = [line for line in log_path.read_text().splitlines()
+               if " 403 " in line and "/formgrader/api/grade" in line]
+    assert refused == [], refused
+    grade = next(g for g in api(base, token, f"/formgrader/api/grades?submission_id={zed}")
+                 if g["name"] == ANSWER)
+    api(base, token, f"/formgrader/api/grade/{grade['id']}", "PUT", {"manual_score": None})
+    assert grades_of(gradebook)[HOSTILE, ANSWER][1] is None
+
+
 def test_a_mark_typed_in_the_formgrader_reaches_the_grade_sheet(browser, formgrader, graded,
                                                                 shots):
     """amy's written answer: type a mark and a comment (formgrader saves a
@@ -453,8 +560,19 @@ def test_a_mark_typed_in_the_formgrader_reaches_the_grade_sheet(browser, formgra
     show_names(driver)
     click_link(driver, HONEST, "/formgrader/submissions/", "table")
     wait_for(driver, formgrade_ready, "formgrader's page for amy, with its marks loaded")
-    assert HONEST_TEXT[:40] in driver.find_element(By.ID, ANSWER).find_element(
-        By.XPATH, "ancestor::div[contains(@class, 'nbgrader_cell')]").text
+    cell = driver.find_element(By.ID, ANSWER).find_element(
+        By.XPATH, "ancestor::div[contains(@class, 'nbgrader_cell')]")
+    assert HONEST_TEXT[:40] in cell.text
+    # her own image loaded from her submission's files; code, table and TeX shown
+    shown = driver.execute_script("""
+        const cell = arguments[0], img = cell.querySelector('img[src="chart.png"]');
+        return {image: img ? [img.complete, img.naturalWidth, img.naturalHeight] : null,
+                code: cell.querySelectorAll('.highlight pre span').length,
+                table: [...cell.querySelectorAll('td')].map(td => td.textContent)};""", cell)
+    assert shown["image"] == [True, 48, 24], shown
+    assert shown["code"] > 5 and shown["table"] == ["sentence", "0.71"], shown
+    assert "hits = [rank <= 5 for rank in ranks]" in cell.text
+    assert "\\mathrm{recall}" in cell.text
 
     score = driver.find_element(By.ID, ANSWER)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", score)

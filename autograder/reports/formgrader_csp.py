@@ -17,7 +17,10 @@ Not even a script from the server itself runs without the nonce, so a
 script file handed in with a submission cannot be loaded either.
 
 So an `<img onerror=...>`, a `<script>`, a `javascript:` link or an SVG's
-script does not run on a formgrader page even if it got past the sanitiser. Nothing is loaded from
+script does not run on a formgrader page even if it got past the sanitiser.
+A submission's page loads images only from `data:` and that submission's
+own folder (`/formgrader/submissions/<id>/`), so an `<img src="/logout">`
+that got past it is not requested either. Nothing is loaded from
 another host: the formgrade page's MathJax (from a CDN) is left out (a
 stand-in tells formgrade.js it is done), so TeX in a submission shows as its
 source.
@@ -48,6 +51,8 @@ from jinja2 import BaseLoader, Environment, FileSystemLoader
 _NONCE: contextvars.ContextVar[str] = contextvars.ContextVar("formgrader_csp_nonce", default="")
 SCRIPT_TAG = re.compile(r"<script(?=[\s>])", re.I)
 INLINE_HANDLER = re.compile(r"""\son[a-z]+\s*=\s*"([^"{}]*)\"""", re.I)
+HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
+URL_PATH = re.compile(r"/[A-Za-z0-9._~%/-]*")  # nothing that ends a CSP source
 # MathJax is not loaded from its CDN: formgrader's pages run no script from
 # another host. formgrade.js waits for MathJax's "End" signal before it puts
 # the cursor in the first mark box, so a stand-in sends it.
@@ -140,15 +145,17 @@ def inline_handlers() -> list[str]:
     return sorted(found)
 
 
-def formgrader_policy(nonce: str, handlers: list[str], report_uri: str) -> str:
-    """The policy of one formgrader page: only its own nonce'd scripts run."""
+def formgrader_policy(nonce: str, handlers: list[str], report_uri: str,
+                      images: str = "'self'") -> str:
+    """The policy of one formgrader page: only its own nonce'd scripts run,
+    images come from `images` (a source list) and `data:` URLs."""
     scripts = " ".join([f"'nonce-{nonce}'", *(["'unsafe-hashes'"] if handlers else []),
                         *map(csp_hash, handlers)])
     return "; ".join([
         "default-src 'none'",
         f"script-src {scripts}",
         "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data:",
+        f"img-src {images} data:",
         "font-src 'self' data:",
         "connect-src 'self'",
         "object-src 'none'",
@@ -157,6 +164,19 @@ def formgrader_policy(nonce: str, handlers: list[str], report_uri: str) -> str:
         "frame-ancestors 'self'",
         f"report-uri {report_uri}",
     ])
+
+
+def submission_images(protocol: str, host: str, path: str) -> str:
+    """The image source of a submission's page at `path`: the submission's
+    own folder on this host (a CSP source ending in `/` matches every URL
+    under it), so that not even an `<img src="/logout">` the sanitiser
+    missed is requested with the instructor's cookies. 'self' if the Host
+    header is not a plain host name (the page then works as before)."""
+    folder = path if path.endswith("/") else path + "/"
+    if (protocol not in ("http", "https") or not HOST.fullmatch(host)
+            or not URL_PATH.fullmatch(folder)):
+        return "'self'"
+    return f"{protocol}://{host}{folder}"
 
 
 def current_nonce() -> str:
@@ -229,11 +249,15 @@ def _patch_formgrader(serverapp) -> None:
             self._rag_csp_nonce = secrets.token_urlsafe(18)
         return self._rag_csp_nonce
 
-    def content_security_policy(self) -> str:
+    def content_security_policy(self, images: str = "'self'") -> str:
         report = self.settings.get("csp_report_uri",
                                    url_path_join(self.settings.get("base_url", "/"),
                                                  "api/security/csp-report"))
-        return formgrader_policy(self.csp_nonce, onclick, report)
+        return formgrader_policy(self.csp_nonce, onclick, report, images)
+
+    def submission_policy(self) -> str:  # a submission's page: its own images only
+        return content_security_policy(self, submission_images(
+            self.request.protocol, self.request.host, self.request.path))
 
     def render(self, name, **ns):
         _NONCE.set(self.csp_nonce)
@@ -261,6 +285,7 @@ def _patch_formgrader(serverapp) -> None:
     base.BaseHandler.content_security_policy = property(content_security_policy)
     base.BaseHandler.render = render
     base.BaseHandler.exporter = property(exporter)
+    handlers.SubmissionHandler.content_security_policy = property(submission_policy)
     handlers.SubmissionFilesHandler.content_security_policy = property(lambda self: FILES_POLICY)
     apihandlers.AutogradeHandler.post = refuse_autograde
     base.BaseHandler._rag_csp = True

@@ -14,12 +14,14 @@ it is inert, and leaves the rest alone:
 * a markdown or raw cell is rendered exactly as formgrader renders it and
   parsed as a browser parses HTML (html5lib, the one bleach uses); a cell
   whose HTML holds only harmless tags and attributes (what Markdown makes,
-  tables, images from `data:` or `http(s)`, links to `http(s)`, `mailto:`,
-  a fragment or a relative path) is kept as the student wrote it. Any other
+  tables, images from `data:` or the submission's own files, links to
+  public `http(s)` hosts, `mailto:`, a fragment or the submission's own
+  files) is kept as the student wrote it. Any other
   cell is replaced by its rendering cleaned by bleach with the same allow
   list: a tag that is not allowed (`<script>`, `<iframe>`, `<svg>`,
   `<style>`, ...) is shown as text, an attribute that is not (`onerror`,
-  `style`, `data-*`, a `javascript:` link) is dropped. The result is checked
+  `style`, `data-*`, a `javascript:` link, a URL of the server's own, a
+  class Markdown does not make) is dropped. The result is checked
   again; if it were still not clean the cell would be replaced by a note.
 * an output keeps `text/plain`, `text/latex`, `application/json`, PNG and
   JPEG (when they are base64); its `text/html` and `text/markdown` are kept
@@ -33,9 +35,24 @@ it is inert, and leaves the rest alone:
   that is not `[A-Za-z0-9_-]+` (the cell then shows as an ordinary cell),
   notebook-level widget state.
 
-An `id` in student HTML must not repeat one of the ids the formgrader page
-gives its own inputs (a graded cell's `grade_id`, `grade_id-comment`, ...),
-so that a student cannot make a mark box bind to their own text.
+The page is the instructor's in two more ways. A URL in student HTML may
+name the submission's own files and other sites, never the server that
+shows the page: an `<img src="/logout">` would be fetched with the
+instructor's cookies as the page opens (and log them out), a link to
+`/hub/...` or `/api/...` would act with their rights when clicked. So an
+image loads only from a `data:` URL or a relative path that stays inside
+the submission's folder (the formgrader serves it at
+`/formgrader/submissions/<id>/<file>`); a link may also go to `mailto:`, a
+fragment, or an `http(s)` host with a public name (no IP address, no
+`localhost`, no name without a dot, no port), since the gather cannot know
+the host the formgrader will be served from. And the page's own styles must
+not dress student markup: a class is kept only where Markdown and nbconvert
+put it (Pygments' token classes, `anchor-link`, `task-list-item`, ...), so
+Bootstrap's `modal-backdrop` or `navbar-fixed-top` cannot lay a layer over
+the mark boxes; an `id` only on a heading or a link, never one of the ids
+the page uses for its own elements and styles (PAGE_IDS, a graded cell's
+`grade_id`, `grade_id-comment`, ...), so a student cannot make a mark box
+bind to their own text or borrow a fixed position.
 """
 from __future__ import annotations
 
@@ -44,6 +61,7 @@ import binascii
 import re
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import bleach
 import nbformat
@@ -62,9 +80,10 @@ ALLOWED_TAGS = frozenset("""
     pre q s samp small span strong sub summary sup table tbody td tfoot th
     thead tr u ul var wbr
 """.split())
-GLOBAL_ATTRIBUTES = frozenset({"class", "id", "title", "lang", "dir"})
+GLOBAL_ATTRIBUTES = frozenset({"class", "title", "lang", "dir"})
 TAG_ATTRIBUTES = {
-    "a": {"href"},
+    "a": {"href", "id"},
+    **{f"h{level}": {"id", "align"} for level in range(1, 7)},  # ids: nbconvert's anchors
     "img": {"src", "alt", "width", "height"},
     "ol": {"start", "type"},
     "li": {"value"},
@@ -76,23 +95,60 @@ TAG_ATTRIBUTES = {
     "colgroup": {"span"},
     "details": {"open"},
     "input": {"type", "checked", "disabled"},  # Markdown task lists: checkboxes only
-    "p": {"align"}, "div": {"align"}, "h1": {"align"}, "h2": {"align"}, "h3": {"align"},
+    "p": {"align"}, "div": {"align"},
 }
-URL_ATTRIBUTES = {("a", "href"), ("img", "src")}
+# the attributes a browser loads from or links to (only a's href and img's
+# src are allowed at all; the rest are listed so that allowing one later
+# cannot skip the check of its URL)
+URL_ATTRIBUTES = frozenset({"href", "src", "srcset", "action", "formaction", "poster",
+                            "background", "xlink:href", "cite", "longdesc", "data",
+                            "codebase", "ping", "lowsrc", "dynsrc", "manifest", "icon"})
 LINK_SCHEMES = {"http", "https", "mailto"}
-IMAGE_SCHEMES = {"http", "https"}  # the formgrader's CSP still blocks every other host
 DATA_IMAGE = re.compile(r"data:image/(png|jpeg|gif|webp|bmp|svg\+xml)[;,]", re.I)
+# a host name a student may link to: dotted, letters in its last label (so
+# no IPv4 address in any of the forms browsers accept: 127.1, 0x7f.1, 2130706433)
+PUBLIC_HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+                         r"(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})")
+# names that never reach the public internet: the formgrader's own machine
+# or a course's private network
+LOCAL_SUFFIXES = ("localhost", "local", "internal", "lan", "home.arpa", "intranet")
 TEXT_ALIGN = re.compile(r"\s*text-align\s*:\s*(left|right|center|justify)\s*;?\s*", re.I)
 NUMBER = re.compile(r"\s*\d{1,5}(\.\d+)?(%|px)?\s*")
-CLASS = re.compile(r"[A-Za-z0-9_-]{1,64}")
 GRADE_ID = re.compile(r"[A-Za-z0-9_-]+")
-# the classes formgrader's own scripts look up inside a graded cell
-FORMGRADER_CLASSES = frozenset("""
-    nbgrader_cell score extra-credit comment tabbable mark-graded full-credit
-    no-credit save-icon score-saved comment-saved name-shown name-hidden
-    live-notebook help scoring-buttons
+# the classes Markdown and nbconvert put on elements (Pygments' token
+# classes on a highlighted code block's spans; pandas' table; the wrapper
+# of a cleaned cell), by tag: no other class from a student survives, so
+# none of the page's own (Bootstrap's, formgrader's) can style their markup
+PYGMENTS_CLASSES = frozenset("""
+    bp c c1 ch cm cp cpf cs dl err esc fm g gd ge ges gh gi go gp gr gs gt gu
+    hll il k kc kd kn kp kr kt l ld m mb mf mh mi mo n na nb nc nd ne nf ni nl
+    nn no nt nv nx o ow p pm s s1 s2 sa sb sc sd se sh si sr ss sx vc vg vi vm
+    w x
 """.split())
-FORMGRADER_IDS = frozenset({"notebook", "notebook-container", "statusmessage", "toggle_names"})
+CLASSES = {
+    "span": PYGMENTS_CLASSES,
+    "div": frozenset({"highlight", "sanitized"}),
+    "a": frozenset({"anchor-link"}),
+    "li": frozenset({"task-list-item"}),
+    "input": frozenset({"task-list-item-checkbox"}),
+    "table": frozenset({"dataframe"}),
+}
+CODE_LANGUAGE = re.compile(r"language-[A-Za-z0-9_+#.-]{1,40}")  # a fenced block's language
+# the ids the formgrader page gives its own elements or styles: formgrader's
+# (its scripts look them up) and every `#id` of the classic notebook style
+# the page inlines (tests/test_safe_notebook.py reads the installed CSS and
+# checks this list still holds them all)
+PAGE_IDS = frozenset("""
+    notebook notebook-container statusmessage toggle_names
+    button-select-all current-mode filename find-and-replace fonttest header
+    header-container header-spacer help_menu ipython-main-app ipython_notebook
+    kernel_indicator kernel_logo_widget login_widget logout maintoolbar menubar
+    modal_indicator mode-menu new-menu noscript notebook_panel notebook_toolbar
+    notification_area pager pager-button-area pager-container pager-contents
+    project_name readonly-indicator replace-preview running select-all site
+    tab_content tabs terminado-container texteditor-backdrop
+    texteditor-container tree-selector
+""".split())
 SAFE_OUTPUT_KEYS = {"text/plain", "text/latex", "application/json"}
 HTML_KEYS = ("text/html", "text/markdown")
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
@@ -101,23 +157,86 @@ NOTE = ("*(This cell held content that could not be shown safely; "
 
 
 def reserved_ids(nb) -> set[str]:
-    """The ids the formgrader page gives its own elements for `nb`."""
-    ids = set(FORMGRADER_IDS)
+    """The ids the formgrader page gives its own elements for `nb`, in lower
+    case (a student's id is compared without case: a page shown in quirks
+    mode matches ids so)."""
+    ids = set(PAGE_IDS)
     for cell in nb.cells:
         grader = cell.get("metadata", {}).get("nbgrader")
         grade_id = grader.get("grade_id") if isinstance(grader, dict) else None
         if isinstance(grade_id, str):
             ids |= {grade_id, f"{grade_id}-comment", f"{grade_id}_extra_credit"}
-    return ids
+    return {i.lower() for i in ids}
+
+
+def browser_url(url: str) -> str:
+    """`url` as a browser reads it: ASCII tab and newlines dropped anywhere,
+    control characters and spaces dropped around it ("java\tscript:" is
+    javascript:), and a backslash read as a slash (as it is in every http(s)
+    URL, so `..\\` climbs and `/\\host` names a host)."""
+    cleaned = re.sub(r"[\t\n\r]", "", url).strip("".join(map(chr, range(0x21))))
+    return cleaned.replace("\\", "/")
 
 
 def url_scheme(url: str) -> str | None:
     """The scheme a browser would see in `url` (lower case), None if relative."""
-    # browsers drop ASCII tab and newlines anywhere and control characters
-    # and spaces around the URL ("java\tscript:" is javascript:)
-    cleaned = re.sub(r"[\t\n\r]", "", url).strip("\x00-\x20")
-    found = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", cleaned)
+    found = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", browser_url(url))
     return found.group(1).lower() if found else None
+
+
+def own_file(url: str, climb: int = 0) -> bool:
+    """Whether `url` is a relative path (no scheme, no leading slash) that
+    climbs at most `climb` folders above the one the formgrader page is
+    served from, `/formgrader/submissions/<id>/`: 0 keeps it among the
+    submission's own files, 1 among formgrader's read-only submission
+    pages and files. A `..` counts however it is spelled (`%2e%2e`, `..\\`),
+    and so does a `/` the server decodes (`%2f`)."""
+    cleaned = browser_url(url)
+    path = re.split(r"[?#]", cleaned, maxsplit=1)[0]
+    if not path or url_scheme(cleaned) or path.startswith("/"):
+        return False
+    decoded = unquote(path).replace("\\", "/")
+    if decoded.startswith("/"):
+        return False
+    level = 0
+    for segment in decoded.split("/"):  # an empty segment is one, as for a browser
+        if segment == "..":
+            level -= 1
+            if level < -climb:
+                return False
+        elif segment != ".":
+            level += 1
+    return True
+
+
+def public_link(url: str) -> bool:
+    """Whether `url` is an http(s) link to a host with a public name on its
+    default port: never the formgrader's own machine or network, whatever
+    host it is served from."""
+    try:
+        parts = urlsplit(browser_url(url))
+        port = parts.port
+    except ValueError:
+        return False
+    host = parts.hostname or ""
+    return (parts.scheme.lower() in ("http", "https") and port is None
+            and "@" not in parts.netloc and PUBLIC_HOST.fullmatch(host) is not None
+            and not any(host == s or host.endswith("." + s) for s in LOCAL_SUFFIXES))
+
+
+def url_ok(tag: str, name: str, value: str) -> bool:
+    """Whether a browser may load or link to `value` from the formgrader's
+    page: an image only from `data:` or the submission's own files; a link
+    also to a fragment, `mailto:`, a public http(s) host, or one folder up
+    (the pack's own instructions link `../guide/...`: from a submission's
+    page that stays among formgrader's read-only submission pages)."""
+    if tag == "img" and name == "src":
+        return own_file(value) or bool(DATA_IMAGE.match(browser_url(value)))
+    if tag == "a" and name == "href":
+        cleaned = browser_url(value)
+        return (cleaned.startswith("#") or own_file(value, climb=1)
+                or url_scheme(value) == "mailto" or public_link(value))
+    return False
 
 
 def attribute_ok(tag: str, name: str, value: str, reserved: frozenset = frozenset()) -> bool:
@@ -125,23 +244,18 @@ def attribute_ok(tag: str, name: str, value: str, reserved: frozenset = frozense
     name = name.lower()
     if name not in GLOBAL_ATTRIBUTES and name not in TAG_ATTRIBUTES.get(tag, ()):
         return False
-    if (tag, name) in URL_ATTRIBUTES:
-        scheme = url_scheme(value)
-        if scheme is None:
-            return not re.match(r"\s*//", value) or tag == "img"  # //host: http(s) for images
-        if tag == "img":
-            return scheme in IMAGE_SCHEMES or (scheme == "data" and
-                                                bool(DATA_IMAGE.match(value.strip())))
-        return scheme in LINK_SCHEMES
+    if name in URL_ATTRIBUTES:
+        return url_ok(tag, name, value)
     if name == "style":
         return bool(TEXT_ALIGN.fullmatch(value))
     if name in ("width", "height", "colspan", "rowspan", "span", "start", "value", "border"):
         return bool(NUMBER.fullmatch(value))
     if name == "id":
-        return 0 < len(value) <= 256 and value not in reserved
+        return 0 < len(value) <= 256 and value.lower() not in reserved
     if name == "class":
-        tokens = value.split()
-        return all(CLASS.fullmatch(t) and t not in FORMGRADER_CLASSES for t in tokens)
+        allowed = CLASSES.get(tag, frozenset())
+        return all(t in allowed or (tag == "code" and CODE_LANGUAGE.fullmatch(t))
+                   for t in value.split())
     if tag == "input" and name == "type":
         return value.strip().lower() == "checkbox"
     return True
@@ -200,7 +314,7 @@ def clean_html(html: str, reserved: frozenset = frozenset()) -> str:
     """`html` with every tag outside the allow list escaped (shown as text) and
     every attribute outside it dropped."""
     return bleach.clean(html, tags=ALLOWED_TAGS, attributes=_keep_attribute(reserved),
-                        protocols=LINK_SCHEMES | IMAGE_SCHEMES | {"data"}, strip=False,
+                        protocols=LINK_SCHEMES | {"data"}, strip=False,
                         strip_comments=True,
                         css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]))
 
