@@ -139,3 +139,53 @@ def test_worked_text_rewrites_what_it_says():
     assert out.startswith("Read `f(x)`. It uses the `g`.")
     assert "hidden" not in out and "costs points" not in out
     assert "* Then read `h`." in out and "Write `kept` in a fence" in out
+
+
+def prose_sentences(nb) -> list[str]:
+    """Every sentence of a notebook's markdown, on one line."""
+    return [s for cell in nb.cells if cell.cell_type == "markdown"
+            for block in re.split(r"\n\s*\n|\n(?=\s*(?:[*-]|\d+\.)\s)", cell.source)
+            for s in editions.SENTENCE_END.split(" ".join(block.split())) if s]
+
+
+@pytest.mark.parametrize("path", LAB, ids=lambda p: p.stem)
+def test_a_notebook_with_nothing_graded_speaks_of_no_graded_part(path, core):
+    """01, 02, 08 and 09 grade nothing in the core edition: their intro must
+    not introduce "the graded parts" under that note."""
+    nb = core[path.stem]
+    if "no part of this notebook is graded" not in nb.cells[1].source:
+        return
+    said = [s for s in prose_sentences(nb) if re.search(r"\bgraded parts?\b", s)]
+    assert said == [], f"{path.name} (core) grades nothing but says {said}"
+
+
+# "you build it in notebook 06", "the pieces you built earlier (notebook 03)"
+BUILT_ELSEWHERE = re.compile(
+    r"\byou(?:'ve| have)? (?:build|built|write|wrote)\b.*?\bnotebooks? (\d\d)")
+
+
+def core_functions(master) -> tuple[set[str], set[str]]:
+    """(functions a core part of `master` defines, those only worked parts do)."""
+    core_parts = [p for p in parts_of(master) if p.path != editions.EXTENSION]
+    graded = set().union(set(), *[defined_in(master, p) for p in core_parts])
+    worked = set().union(set(), *[defined_in(master, p) for p in worked_parts(master)])
+    return graded, worked - graded
+
+
+def test_what_you_built_elsewhere_was_graded_there(core):
+    """A sentence that says the student builds or built a piece in another
+    notebook names the piece, and in the core edition that piece is a graded
+    part there, not a worked one (01 once said `grounded_answer` was "you
+    build it in notebook 06", 09 that it imported "the pieces you built")."""
+    masters = {p.stem[:2]: nbformat.read(p, as_version=4) for p in LAB}
+    wrong = []
+    for stem, nb in core.items():
+        for sentence in prose_sentences(nb):
+            found = BUILT_ELSEWHERE.search(sentence)
+            if not found or found.group(1) == stem[:2]:
+                continue
+            named = set(re.findall(r"`(\w+)", sentence))
+            graded, worked = core_functions(masters[found.group(1)])
+            if not named & graded or named & worked:
+                wrong.append(f"{stem}: {sentence}")
+    assert wrong == []

@@ -379,3 +379,20 @@ def test_correlated_clusters_widen_the_interval():
 def test_cluster_bootstrap_names_a_bad_argument(kwargs, kind, name):
     with pytest.raises(kind, match=name):
         cluster_bootstrap_interval(**kwargs)
+
+
+def test_paired_difference_by_cluster_keeps_each_page_whole():
+    # two pages whose questions all gain together, one whose all lose: the
+    # page-level interval must equal the cluster bootstrap of the differences,
+    # and be wider than the one that treats 12 questions as 12 draws
+    a = [1.0] * 4 + [1.0] * 4 + [0.0] * 4
+    b = [0.0] * 4 + [0.0] * 4 + [1.0] * 4
+    pages = ["d1"] * 4 + ["d2"] * 4 + ["d3"] * 4
+    mean, low, high = paired_difference(a, b, seed=4, clusters=pages)
+    diff = [x - y for x, y in zip(a, b)]
+    assert mean == pytest.approx(1 / 3)
+    assert (low, high) == cluster_bootstrap_interval(diff, pages, seed=4)
+    _, q_low, q_high = paired_difference(a, b, seed=4)
+    assert high - low > q_high - q_low
+    with pytest.raises(ValueError, match="clusters"):
+        paired_difference(a, b, clusters=pages[:-1])

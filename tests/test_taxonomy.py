@@ -4,7 +4,9 @@ rubric all file each failure in the same column, by the same stated rule.
 
 Each check reads the masters as text (figure code, lecture prose, check
 cells, mark scheme), so an edit to any one of them that breaks the
-agreement fails here, whichever file it is in.
+agreement fails here, whichever file it is in; the last checks scan every
+notebook, the package and the guide for a sentence that files missing
+content under retrieval (07's Summary and the glossary's Triage once did).
 """
 import ast
 import json
@@ -133,3 +135,90 @@ def test_the_project_rubric_and_model_answers_follow_the_rule():
         for qid, column in rows:
             if qid.startswith("u"):  # an unanswerable question got a reply
                 assert column == F.COLUMN[MISSING], (qid, column)
+
+
+# ---------------------------------------------------------------- everywhere
+# Every place that files a failure, read as text: the lecture notebooks
+# (prose, figure code and check cells alike), the quiz, the project's
+# rubric and mark scheme, the package (ragkit.failures and the practice
+# quiz) and the guide. A sentence there that files a wrong answer under
+# retrieval because the gold chunk was absent agrees with the rule only if
+# its paragraph speaks of answerable questions: for a question the corpus
+# cannot answer no chunk is ever present, and the reply is the reader's to
+# refuse.
+GUIDE = ROOT / "guide"
+ABSENT = re.compile(
+    r"no gold (chunk|passage)|never (reached|arrived|came back)"
+    r"|not in the (context|prompt|top)|missed the (context|prompt)")
+FILED_UNDER_RETRIEVAL = re.compile(
+    r"retriever's (failure|fault)|retrieval (failure|fault|column)"
+    r"|is the retriever's|retrieval \(")
+# the presuppositions that confine a paragraph to answerable questions: it
+# says so, or it speaks of the question's own chunk, which only an
+# answerable question has
+ANSWERABLE_ONLY = re.compile(
+    r"(?<!un)answerable|(whose|their|its) (gold )?chunk")
+
+
+def places() -> dict[str, str]:
+    """Place name -> its text, for every file that files a failure."""
+    texts = {}
+    for path in sorted((ROOT / "source").rglob("*.ipynb")):
+        for cid, source in cells(path).items():
+            texts[f"{path.relative_to(ROOT)} cell {cid}"] = source
+    for path in sorted((ROOT / "ragkit").glob("*.py")) + sorted(GUIDE.glob("*.md")):
+        texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    return texts
+
+
+def paragraphs(text: str) -> list[str]:
+    """Paragraphs and list items, each on one line (a comment's # dropped)."""
+    text = re.sub(r"^\s*#+ ?", " ", text, flags=re.M)
+    items = re.split(r"\n\s*(?:[*-]|\d+\.) |\n\s*\n", text)
+    return [flat(item) for item in items if item.strip()]
+
+
+def misfiled(texts: dict[str, str]) -> list[str]:
+    """The sentences that put a missing gold chunk in the retrieval column
+    in a paragraph not confined to answerable questions."""
+    return [f"{place}: {s}" for place, text in texts.items()
+            for item in paragraphs(text) if not ANSWERABLE_ONLY.search(item)
+            for s in re.split(r"(?<=[.!?])\s+(?=[A-Z*`\"])", item)
+            if ABSENT.search(s) and FILED_UNDER_RETRIEVAL.search(s)]
+
+
+def test_no_place_files_missing_content_under_retrieval():
+    texts = places()
+    assert len(texts) > 300, "the scan must reach the notebooks, package and guide"
+    assert misfiled(texts) == []
+
+
+@pytest.mark.parametrize("old", [
+    # 07's Summary and the glossary's Triage before they followed the rule
+    "* Measure retrieval and answers apart: a wrong answer with no gold chunk\n"
+    "  in the context is the retriever's failure, one with the gold chunk there\n"
+    "  is the reader's.\n",
+    "- **Triage** — Sorting a wrong answer by the stage at fault: retrieval (the\n"
+    "  right passage never reached the prompt), reader (it did, and the model\n"
+    "  misused it) or loop (the agent's own steps went wrong).\n",
+])
+def test_the_scan_catches_a_sentence_that_breaks_the_rule(old):
+    assert len(misfiled({"old text": old})) == 1
+
+
+def glossary_entry(term: str) -> str:
+    text = (GUIDE / "glossary.md").read_text(encoding="utf-8")
+    match = re.search(rf"^- \*\*{re.escape(term)}\*\* — (.*?)(?=^- \*\*|\Z)",
+                      text, re.M | re.S)
+    assert match, f"the glossary has no entry {term!r}"
+    return flat(match.group(1))
+
+
+def test_the_glossary_and_07_give_missing_content_to_the_reader():
+    triage = glossary_entry("Triage")
+    assert re.search(r"(\w+) \([^()]*missing content", triage).group(1) \
+        == F.COLUMN[MISSING]
+    summary = flat(cells(ROOT / "source" / "lab" / "07_measuring.ipynb")["nb07-summary"])
+    said = re.search(r"is the (\w+)'s, and so is a reply to a question the "
+                     r"corpus cannot answer \(missing content\)", summary)
+    assert said and said.group(1) == F.COLUMN[MISSING]

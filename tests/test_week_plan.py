@@ -299,3 +299,51 @@ def test_the_guide_gives_the_week_the_readmes_minutes():
     guide = week_table(GUIDE, "## How to spend the week")
     assert [m for _, m in guide] == [m for _, m in readme], \
         f"guide/README.md's week table gives {guide}, README.md's gives {readme}"
+
+
+def toy_lab() -> nbformat.NotebookNode:
+    """A notebook with ungraded code on and off the core path and one core
+    part of a 4-line solution (its def line counts)."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    solution = code("def f(x):\n    ### BEGIN SOLUTION\n    y = x\n    z = y\n"
+                    "    return z\n    ### END SOLUTION")
+    solution.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": "f",
+                                     "locked": False}
+    solution.metadata["course"] = {"path": "core"}
+    graded = code("assert f(1) == 1")
+    graded.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "points": 1,
+                                   "locked": True, "solution": False}
+    return nbformat.v4.new_notebook(cells=[
+        md("# Title"),
+        code("a = 1\n\nb = 2"),                      # 2 lines on the path
+        md("## Part A (1 point) · core\n\nWrite `f`."), solution,
+        code("f(3)  # the part's demo"), graded,      # inside the part
+        md("## 2. Far\n\n*Going further: off the path.*"), code("far = 1"),
+        md("## 3. Back\n\ntext"), code("c = 3"),      # on the path again
+        md("## Exercises\n\n1. **One** (core path, about 10 min)"), code("ex = 1")])
+
+
+def test_the_strict_rule_counts_what_it_says():
+    """Ungraded core-path code leaves out the parts (demo included), going
+    further and exercises, and blank lines; a core part is 5 min + 1 a line."""
+    nb = toy_lab()
+    assert week_plan.ungraded_code_lines(nb) == 3
+    assert week_plan.core_solution_lines(nb) == [4]
+    assert week_plan.strict_lab_minutes(nb) == (5 + 4) + 1 + 10
+    assert week_plan.core_part_minutes(nb) == 5  # the lighter rule: 3 + 0.5 * 4
+
+
+def test_the_readme_states_the_strict_lab_count():
+    """README.md gives the stricter rule and what it counts today, truthfully."""
+    rows = week_plan.plan().values()
+    text = " ".join(section(README, "### The week, hour by hour").split())
+    lines = sum(r["solution lines"] for r in rows)
+    code = sum(r["code lines"] for r in rows)
+    minutes = sum(r["strict lab"] for r in rows)
+    stated = (f"{lines} solution lines, {code:,} lines of ungraded code and "
+              f"{sum(r['exercises'] for r in rows)} core exercises: {minutes} minutes "
+              f"against the seed's {week_plan.SEED_LAB_MINUTES}")
+    assert stated in text, f"README.md should say {stated!r}"
+    assert (week_plan.STRICT_PART_SETUP, week_plan.STRICT_PER_LINE,
+            week_plan.CODE_LINES_PER_MINUTE) == (5, 1, 20)
+    assert "5 minutes plus a minute per line" in text and "a minute per 20 lines" in text

@@ -36,6 +36,21 @@ to whole minutes.
 
 **Exercises on the core path.** An exercise whose title is followed by
 `(core path, about N min` is on the core path, and N is its time.
+
+**The stricter lab rule (issue 56), printed beside the plan.** The rule
+above gives two lines of working code a minute and no time at all to the
+code a student runs between the parts. Counted more like a student works,
+a core part takes `STRICT_PART_SETUP` minutes plus `STRICT_PER_LINE` a
+line of its reference solution (one line a minute: type it, get it wrong
+once, fix it); the *ungraded code on the core path* takes a minute per
+`CODE_LINES_PER_MINUTE` lines (run it, skim it, read its output); and each
+core exercise its stated minutes. Ungraded code on the core path is every
+code cell outside the graded parts (a part runs from its heading to its
+last graded cell, its demo included) and outside the sections the reading
+rule leaves out (going further, exercises, discussion questions,
+references); a line is any line that is not blank. The time lines and the
+README's plan still use the lighter rule; this count says how far the
+core lab is from the seed's two hours under the stricter one.
 """
 from __future__ import annotations
 
@@ -56,6 +71,10 @@ RATE = 180        # words a minute: careful technical reading runs 150-200
 STEP = 1          # minutes are planned in whole minutes
 PART_SETUP = 3    # minutes per core part to read it and run its demo and checks
 PER_LINE = 0.5    # minutes per line of the reference solution
+STRICT_PART_SETUP = 5       # the stricter rule: minutes per core part ...
+STRICT_PER_LINE = 1         # ... plus a minute per line of its solution
+CODE_LINES_PER_MINUTE = 20  # ungraded core-path code: run, skim, read the output
+SEED_LAB_MINUTES = 120      # the seed's two lab hours
 CORE_EXERCISE = re.compile(r"^\d+\.\s+\*\*[^*\n]+\*\*[^\n]*?\(core path, about (\d+) min",
                            re.M)
 LEFT_OUT = ("exercises", "discussion questions", "references")
@@ -80,13 +99,20 @@ def task_lines(nb) -> dict[int, int]:
     """Markdown cell index -> the line from which that cell is a graded
     part's task text (0: the whole cell). A part's task text runs from its
     `## Part X (N points)` heading line down to its last graded cell."""
+    return {i: line for i, line in part_cells(nb).items()
+            if nb.cells[i].cell_type == "markdown"}
+
+
+def part_cells(nb) -> dict[int, int]:
+    """Cell index -> the line from which the cell belongs to a graded part
+    (0: the whole cell), for every cell from a `## Part X (N points)`
+    heading down to that part's last graded cell."""
     found, heading, last = {}, None, None
 
     def close():
         if heading is not None:
             for i in range(heading[0] + 1, (last or heading[0]) + 1):
-                if nb.cells[i].cell_type == "markdown":
-                    found[i] = 0
+                found[i] = 0
             found[heading[0]] = heading[1]
 
     for index, cell in enumerate(nb.cells):
@@ -102,9 +128,18 @@ def task_lines(nb) -> dict[int, int]:
 
 def core_prose(nb) -> str:
     """The core prose of a notebook (see the module's docstring), as one text."""
+    return core_path(nb)[0]
+
+
+def core_path(nb) -> tuple[str, list[int]]:
+    """The core prose, and the indexes of the code cells on the core path
+    outside the graded parts (the ungraded code a student runs)."""
     tasks = task_lines(nb)
-    kept, skip_level = [], None  # skip_level: the heading level of a left-out section
+    parts = part_cells(nb)
+    kept, code, skip_level = [], [], None  # skip_level: the heading level of a left-out section
     for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and skip_level is None and index not in parts:
+            code.append(index)
         if cell.cell_type != "markdown":
             continue
         lines = FOLD.sub(" ", cell.source).splitlines()
@@ -122,7 +157,13 @@ def core_prose(nb) -> str:
                     skip_level = level
             if skip_level is None and at < task_from and not line.startswith(TIME_LINE):
                 kept.append(line)
-    return "\n".join(kept)
+    return "\n".join(kept), code
+
+
+def ungraded_code_lines(nb) -> int:
+    """Lines, not blank, of the ungraded code on the core path."""
+    return sum(1 for i in core_path(nb)[1]
+               for line in nb.cells[i].source.splitlines() if line.strip())
 
 
 def minutes(n_words: int) -> int:
@@ -144,14 +185,24 @@ def solution_lines(code: str) -> int:
                if line.strip() and not line.strip().startswith("#") and number not in docs)
 
 
-def core_part_minutes(nb) -> int:
-    """Planned minutes for a notebook's core parts (0 when it has none)."""
-    total = 0.0
-    for part in parts_of(nb):
-        if part.path == "core":
-            lines = sum(solution_lines(nb.cells[i].source) for i in part.answers)
-            total += PART_SETUP + PER_LINE * lines
-    return math.ceil(total)
+def core_part_minutes(nb, setup: float = PART_SETUP, per_line: float = PER_LINE) -> int:
+    """Planned minutes for a notebook's core parts (0 when it has none):
+    `setup` per part plus `per_line` per line of its solution."""
+    return math.ceil(sum(setup + per_line * lines for lines in core_solution_lines(nb)))
+
+
+def core_solution_lines(nb) -> list[int]:
+    """Lines of the reference solution of each core part, in order."""
+    return [sum(solution_lines(nb.cells[i].source) for i in part.answers)
+            for part in parts_of(nb) if part.path == "core"]
+
+
+def strict_lab_minutes(nb) -> int:
+    """A notebook's core lab by the stricter rule: core parts, ungraded
+    core-path code and core exercises (see the module's docstring)."""
+    return (core_part_minutes(nb, STRICT_PART_SETUP, STRICT_PER_LINE)
+            + math.ceil(ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
+            + sum(exercise_minutes(nb)))
 
 
 def exercise_minutes(nb) -> list[int]:
@@ -180,7 +231,10 @@ def plan() -> dict[str, dict[str, int]]:
         rows[path.stem] = {"words": n, "reading": minutes(n),
                            "core parts": core_part_minutes(nb),
                            "core exercises": sum(exercise_minutes(nb)),
-                           "exercises": len(exercise_minutes(nb))}
+                           "exercises": len(exercise_minutes(nb)),
+                           "solution lines": sum(core_solution_lines(nb)),
+                           "code lines": ungraded_code_lines(nb),
+                           "strict lab": strict_lab_minutes(nb)}
     return rows
 
 
@@ -196,6 +250,15 @@ def main() -> int:
           f"({total['words'] / total['reading']:3.0f} a minute)  "
           f"{total['core parts']:3d} min core parts  "
           f"{total['core exercises']:3d} min for {total['exercises']} core exercises")
+    print(f"\nThe core lab by the stricter rule ({STRICT_PART_SETUP} min + {STRICT_PER_LINE} "
+          f"a solution line per core part, a minute per {CODE_LINES_PER_MINUTE} lines of "
+          "ungraded core-path code, core exercises as stated):")
+    for stem, row in rows.items():
+        print(f"{stem:20s} {row['solution lines']:4d} solution lines  "
+              f"{row['code lines']:5d} lines of ungraded code  {row['strict lab']:4d} min")
+    print(f"{'total':20s} {total['solution lines']:4d} solution lines  "
+          f"{total['code lines']:5d} lines of ungraded code  {total['strict lab']:4d} min, "
+          f"against the seed's {SEED_LAB_MINUTES}")
     return 0
 
 
