@@ -15,16 +15,18 @@ their results, the summary), leaving out:
   References;
 * a "going further" section: one whose first line under its heading starts
   with `*Going further`, down to the next heading of its level or above;
-* folded detail: anything between `<details>` and `</details>`, which
-  JupyterLab and the site show closed until the reader opens it;
 * the `**Time:**` line, which states the result of this count.
 
 A *word* is a run of letters or digits, joined through an apostrophe, a
 dot, a comma or a hyphen (`0.04`, `all-MiniLM-L6-v2` and `q03` are one word
 each), after link targets, HTML tags and comments are dropped; a formula
-counts its symbols. The planned minutes are the words at `RATE` words a
-minute, rounded *up* to whole minutes, so no notebook is planned
-faster than `RATE`. Figures and result tables are not counted as words:
+counts its symbols. Folded detail (between `<details>` and `</details>`,
+which JupyterLab and the site show closed until the reader opens it) is
+read too, so it counts; it is also counted apart (`fold words`), since
+folds hold extras only and at most `FOLD_SHARE` of a notebook's core
+prose. The planned minutes are the words at `RATE` words a minute,
+rounded *up* to whole minutes, so no notebook is planned faster than
+`RATE`. Figures and result tables are not counted as words:
 they are read beside the code that draws them, during the lab's time.
 
 **The lab's core parts.** Each part marked `core` is timed as
@@ -67,7 +69,8 @@ LAB = ROOT / "source" / "lab"
 sys.path.insert(0, str(ROOT))
 from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
 
-RATE = 180        # words a minute: careful technical reading runs 150-200
+RATE = 200        # words a minute: careful technical reading runs 150-200
+FOLD_SHARE = 0.15  # at most this share of a notebook's core prose sits in folds
 STEP = 1          # minutes are planned in whole minutes
 PART_SETUP = 3    # minutes per core part to read it and run its demo and checks
 PER_LINE = 0.5    # minutes per line of the reference solution
@@ -85,7 +88,7 @@ WORD = re.compile(r"[^\W_]+(?:['’.,\-][^\W_]+)*")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 FOLD = re.compile(r"<details\b.*?</details>", re.S | re.I)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
-TAG = re.compile(r"</?[A-Za-z][^>]*>")
+TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")  # one line: `$y_{<i}$` is no tag
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 
 
@@ -142,7 +145,7 @@ def core_path(nb) -> tuple[str, list[int]]:
             code.append(index)
         if cell.cell_type != "markdown":
             continue
-        lines = FOLD.sub(" ", cell.source).splitlines()
+        lines = cell.source.splitlines()
         task_from = tasks.get(index, len(lines))
         for at, line in enumerate(lines):
             heading = HEADING.match(line)
@@ -221,14 +224,20 @@ def notebook_words(path: Path) -> int:
     return words(core_prose(nbformat.read(path, as_version=4)))
 
 
+def fold_words(prose: str) -> int:
+    """The words of the folds in a notebook's core prose."""
+    return sum(words(fold) for fold in FOLD.findall(prose))
+
+
 def plan() -> dict[str, dict[str, int]]:
     """Notebook stem -> its core words and its minutes: reading, core parts,
     core exercises."""
     rows = {}
     for path in sorted(LAB.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        n = words(core_prose(nb))
-        rows[path.stem] = {"words": n, "reading": minutes(n),
+        prose = core_prose(nb)
+        n = words(prose)
+        rows[path.stem] = {"words": n, "fold words": fold_words(prose), "reading": minutes(n),
                            "core parts": core_part_minutes(nb),
                            "core exercises": sum(exercise_minutes(nb)),
                            "exercises": len(exercise_minutes(nb)),
