@@ -415,7 +415,22 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
         frame = frame[first + [c for c in frame.columns if c not in first]]
     frame = apply_deadlines(frame, out)
     write_csv(frame, out / "grade_sheet.csv")  # no cell a spreadsheet would run
+    write_class_report(out, source)
     return frame
+
+
+def write_class_report(out: Path, source: Path) -> None:
+    """OUT/class_report/ from the sheet just written (class_report.py); a
+    fault in it is printed and costs nothing else."""
+    from autograder.reports import class_report
+
+    names = assignments(source)
+    try:
+        page = class_report.write(out, class_report.read_class(out, source, names),
+                                  names, BANDS)
+        print(f"the class at a glance (for the instructor only): {page}")
+    except Exception as err:  # noqa: BLE001 (the sheet stands without it)
+        print(f"class report not written: {err!r}", file=sys.stderr)
 
 
 # --- due dates and late work (deadlines.py) ----------------------------------
