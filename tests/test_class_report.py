@@ -211,25 +211,25 @@ def big_class(results: cr.ClassResults, n: int, seed: int = 57) -> cr.ClassResul
     with that student's scores, messages and quiz choices."""
     rng = np.random.default_rng(seed)
     cells, sources = results.cells, sorted(results.cells["student"].unique())
-    pieces, picks = [], []
-    for i in range(n):
-        name = f"student{i:03d}"
-        for (a, part), rows in cells.groupby(["assignment", "part"]):
-            donor = sources[int(rng.integers(len(sources)))]
-            mine = rows[rows["student"] == donor]
-            pieces.append(mine.assign(student=name))
-            if a == "quiz":
-                q = int(part[1:])
-                chosen = results.choices[(results.choices["student"] == donor)
-                                         & (results.choices["question"] == q)]
-                picks.append(chosen.assign(student=name))
-    big = pd.concat(pieces, ignore_index=True)
-    sheet = pd.DataFrame({"student": sorted(big["student"].unique())})
+    parts = cells[["assignment", "part"]].drop_duplicates().sort_values(["assignment", "part"])
+    names = [f"student{i:03d}" for i in range(n)]
+    draws = parts.loc[parts.index.repeat(n)].assign(
+        new=names * len(parts),
+        donor=[sources[k] for k in rng.integers(len(sources), size=n * len(parts))])
+    big = draws.merge(cells.rename(columns={"student": "donor"}),
+                      on=["assignment", "part", "donor"])
+    quiz = draws[draws["assignment"] == "quiz"].assign(
+        question=lambda d: d["part"].str[1:].astype(int))
+    picks = quiz.merge(results.choices.rename(columns={"student": "donor"}),
+                       on=["donor", "question"])
+    big = big.drop(columns="donor").rename(columns={"new": "student"})[cr.COLUMNS]
+    picks = picks.rename(columns={"new": "student"})[["student", "question", "choice"]]
+    sheet = pd.DataFrame({"student": names})
     for a, rows in big.groupby("assignment"):
         sheet[a] = sheet["student"].map(rows.groupby("student")["score"].sum())
-    sheet["total"] = sheet[list(big["assignment"].unique())].sum(axis=1)
+    sheet["total"] = sheet[sorted(big["assignment"].unique())].sum(axis=1)
     sheet["out of"] = float(results.sheet["out of"].max())
-    return cr.ClassResults(big, pd.concat(picks, ignore_index=True), results.keys, sheet)
+    return cr.ClassResults(big, picks, results.keys, sheet)
 
 
 RENDER = """

@@ -170,7 +170,7 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
             masters = sorted((source / a).glob("*.ipynb"))
             parts = {m.name: parts_of_master(m) for m in masters}
             if a == "quiz":
-                keys = quiz_keys(masters)
+                keys, reasons = quiz_keys(masters), quiz_reasons(masters)
             problems = read_text_csv(out / a / "problems.csv")
             lines = problems.groupby("student")["problem"].apply(list).to_dict()
             handed = sorted(set(read_text_csv(out / a / "scores.csv")["student"]))
@@ -191,8 +191,7 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
                         if grades else None
                     messages = {c.metadata.get("nbgrader", {}).get("grade_id"): failure_of(c)
                                 for c in (graded.cells if graded else [])}
-                    if a == "quiz" and graded is not None:
-                        choices += quiz_choices(student, graded)
+                    start = len(rows)
                     for grade_id, (part, kind) in parts[m.name].items():
                         g = grades.get(grade_id)
                         state = ("refused" if refused else "not handed in" if g is None
@@ -207,6 +206,8 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
                                      "state": state,
                                      "message": messages.get(grade_id, "")
                                      if state == "marked" and score < top else ""})
+                    if a == "quiz" and graded is not None:
+                        choices += quiz_choices(student, graded, rows[start:], keys, reasons)
     cells = pd.DataFrame(rows, columns=COLUMNS)
     # a cell's points come from the master when no gradebook holds them
     points = cells.dropna(subset=["max_score"]).groupby(["assignment", "cell"])["max_score"].max()
@@ -239,44 +240,113 @@ def quiz_keys(masters: list[Path]) -> dict[int, str]:
             for m in masters for q, cell in question_cells(nbformat.read(m, as_version=4))}
 
 
-def quiz_choices(student: str, nb) -> list[dict]:
-    return [{"student": student, "question": q, "choice": chosen_option(cell.source, f"q{q}")}
-            for q, cell in question_cells(nb)]
+def quiz_reasons(masters: list[Path]) -> dict[int, dict[str, str]]:
+    """question -> {option: what its hidden test says to a student who chose
+    it}, from the `why = {...}` table of each question's test in the master
+    (a master is the instructor's, so its literal is read as data)."""
+    import nbformat
+
+    found: dict[int, dict[str, str]] = {}
+    for m in masters:
+        number = None
+        for cell in nbformat.read(m, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                heading = PART.search(cell.source)
+                number = int(heading.group(2)) if heading and heading.group(2) else number
+                continue
+            if not (number and cell.metadata.get("nbgrader", {}).get("grade")):
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                        and any(isinstance(t, ast.Name) and t.id == "why"
+                                for t in node.targets)):
+                    # an explanation made by an f-string is left out
+                    found[number] = {k.value: v.value for k, v in zip(node.value.keys,
+                                                                      node.value.values)
+                                     if isinstance(k, ast.Constant)
+                                     and isinstance(v, ast.Constant)}
+    return found
+
+
+def graded_choice(q: int, right: bool, message: str, reasons: dict[str, str],
+                  key: str, source: str) -> str:
+    """The option a student chose, as the grading saw it: the key when the
+    question's test passed; the option whose explanation the failed test
+    gave; "other" when the test refused the answer's form, "none" when there
+    was no answer; else what the answer cell's text sets (parsed, not run)."""
+    if right:
+        return key
+    said = message.split(f"Question {q}: ", 1)
+    if message.startswith("AssertionError") and len(said) == 2 and said[1]:
+        for option, why in sorted(reasons.items()):
+            if why.startswith(said[1]) and option in OPTIONS:
+                return option
+    if message.startswith("ValueError") and f"q{q} must be" in message:
+        return "other"
+    if message.startswith(("NotImplementedError", "NameError")):
+        return "none"
+    return chosen_option(source, f"q{q}")
+
+
+def quiz_choices(student: str, nb, rows: list[dict], keys: dict[int, str],
+                 reasons: dict[int, dict[str, str]]) -> list[dict]:
+    """A student's choices, from their graded quiz and its `rows` of cells."""
+    out = []
+    for q, cell in question_cells(nb):
+        tests = [r for r in rows if r["part"] == f"Q{q}" and r["max_score"] > 0]
+        right = bool(tests) and all(r["score"] >= r["max_score"] for r in tests)
+        message = next((r["message"] for r in tests if r["message"]), "")
+        out.append({"student": student, "question": q,
+                    "choice": graded_choice(q, right, message, reasons.get(q, {}),
+                                            keys.get(q, ""), cell.source)})
+    return out
 
 
 # --- the numbers ----------------------------------------------------------------
 
 def student_parts(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per assignment, part and student: points, of, share and the
-    state (the part's worst: refused, then not handed in, then to mark)."""
+    """One row per assignment, part and student: points and of over the
+    part's marked cells, their share, how many cells wait for a person, and
+    the state: refused, not handed in, marked (any cell marked), or to mark
+    (every cell still waits for a person)."""
     if not isinstance(cells, pd.DataFrame):
         raise TypeError(f"cells must be a DataFrame, got {type(cells).__name__}")
     lacking = set(COLUMNS) - set(cells.columns) - {"notebook", "message", "path"}
     if lacking:
         raise ValueError(f"cells lacks the columns {sorted(lacking)}")
-    order = {s: i for i, s in enumerate(STATES)}
-    grouped = cells.assign(rank=cells["state"].map(order)).groupby(
-        ["assignment", "part", "student"], sort=True)
-    table = grouped.agg(points=("score", "sum"), of=("max_score", "sum"),
-                        rank=("rank", "max")).reset_index()
-    table["state"] = [STATES[r] for r in table["rank"]]
-    marked = table["state"] == "marked"
-    table["share"] = (table["points"] / table["of"].where(table["of"] > 0)).where(marked)
-    return table.drop(columns="rank")
+    marked = cells["state"] == "marked"
+    frame = cells.assign(of=cells["max_score"].where(marked, 0.0),
+                         pending=(cells["state"] == "to mark").astype(int),
+                         refused=cells["state"] == "refused",
+                         absent=cells["state"] == "not handed in", marked=marked)
+    table = frame.groupby(["assignment", "part", "student"], sort=True).agg(
+        points=("score", "sum"), of=("of", "sum"), to_mark=("pending", "sum"),
+        refused=("refused", "any"), absent=("absent", "all"),
+        marked=("marked", "any")).reset_index()
+    table["state"] = np.select([table["refused"], table["absent"], table["marked"]],
+                               ["refused", "not handed in", "marked"], "to mark")
+    has = (table["state"] == "marked") & (table["of"] > 0)
+    table["share"] = (table["points"] / table["of"].where(has)).where(has)
+    return table.drop(columns=["refused", "absent", "marked"])
 
 
 def parts_table(cells: pd.DataFrame) -> pd.DataFrame:
     """Per assignment and part: its points, how many students were marked
     on it, and their mean share of its points; hardest first in each
     assignment (ties by the part's name). Refused and missing hand-ins and
-    unmarked answers are left out of the mean: they say nothing about the
-    part."""
+    answers still to mark are left out of the mean: they say nothing about
+    the part (to_mark counts those answers)."""
     per = student_parts(cells)
     table = per.groupby(["assignment", "part"]).agg(
-        points=("of", "max"), marked=("share", "count"), mean_share=("share", "mean"),
+        marked=("share", "count"), to_mark=("to_mark", "sum"), mean_share=("share", "mean"),
         students_below_half=("share", lambda s: int((s < 0.5).sum()))).reset_index()
-    paths = cells.groupby(["assignment", "part"])["path"].first()
-    table["path"] = [paths[a, p] for a, p in zip(table["assignment"], table["part"])]
+    first = cells.groupby(["assignment", "part"])
+    paths = first["path"].first()
+    points = cells.groupby(["assignment", "part", "student"])["max_score"].sum().groupby(
+        level=[0, 1]).max()
+    keys = list(zip(table["assignment"], table["part"]))
+    table.insert(2, "points", [points[k] for k in keys])
+    table["path"] = [paths[k] for k in keys]
     table["mean_share"] = table["mean_share"].round(4)
     return table.sort_values(["assignment", "mean_share", "part"],
                              na_position="last", kind="mergesort").reset_index(drop=True)
@@ -460,8 +530,7 @@ def heatmap_figure(grid: pd.DataFrame, labels: list[str], title: str):
     values = np.ma.masked_invalid(grid.to_numpy(dtype=float))
     fig, ax = plt.subplots(figsize=(min(14, 2.5 + 0.32 * grid.shape[1]),
                                     min(12, 1.6 + 0.24 * grid.shape[0])))
-    cmap = matplotlib.colormaps["RdYlGn"].copy()
-    cmap.set_bad("#bbbbbb")
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#bbbbbb")
     image = ax.imshow(values, cmap=cmap, vmin=0, vmax=1, aspect="auto",
                       interpolation="nearest")
     ax.set_xticks(range(grid.shape[1]), grid.columns, rotation=90, fontsize=7)
@@ -518,10 +587,10 @@ def table_html(frame: pd.DataFrame, caption: str, limit: int | None = None,
     return body + more
 
 
-def row_label(student: str, a: str, totals: pd.DataFrame, per: pd.DataFrame) -> str:
-    """A heatmap row's name with what changed its points: late, refused."""
+def row_label(student: str, a: str, totals: pd.DataFrame, states: set[str]) -> str:
+    """A heatmap row's name with what changed its points: late, refused.
+    `states` are the states of the student's parts in assignment `a`."""
     said = [student]
-    states = set(per[per["student"] == student]["state"])
     if "refused" in states:
         said.append("refused")
     elif states == {"not handed in"}:
@@ -642,7 +711,8 @@ def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataF
     mine = parts[parts["assignment"] == a]
     grid = heatmap_table(cells, a)
     per = student_parts(cells[cells["assignment"] == a])
-    labels = [row_label(s, a, totals, per) for s in grid.index]
+    states = per.groupby("student")["state"].agg(set)
+    labels = [row_label(s, a, totals, states[s]) for s in grid.index]
     large = len(grid) >= LARGE
     shown, shown_labels = grouped(grid, 20) if large else (grid, labels)
     name = f"heatmap_{a}.png"
@@ -651,7 +721,7 @@ def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataF
                 fresh / name)
     hardest = mine.dropna(subset=["mean_share"]).head(3)
     said = "; ".join(f"{p} {m:.0%}" for p, m in zip(hardest["part"], hardest["mean_share"]))
-    weakest = [s for s in grid.index if per[(per["student"] == s)]["state"].eq("marked").any()]
+    weakest = [s for s in grid.index if "marked" in states[s]]
     page = [f"<h2>{esc(a)}</h2>",
             f"<p>{len(grid)} students, {len(mine)} parts. Hardest parts (mean share of "
             f"their points among the students marked on them): {esc(said) or 'none marked'}."
