@@ -162,6 +162,30 @@ def test_chosen_option_is_read_without_running_the_answer():
     assert cr.chosen_option("q3 = (", "q3") == "other"
 
 
+def test_the_quiz_slips_of_the_mistake_set_land_on_the_option_chosen():
+    """Each quiz slip of autograder/testbed/mistakes/quiz.py, as its failed
+    hidden test reports it (the master's explanation of the option, or the
+    form check's ValueError), is counted under the option the slip wrote."""
+    from mutants import load_mutants
+
+    master = [ROOT / "source" / "quiz" / "quiz.ipynb"]
+    keys, reasons = cr.quiz_keys(master), cr.quiz_reasons(master)
+    slips = [m for m in load_mutants() if m.notebook == "quiz"]
+    assert len(slips) >= 20
+    for slip in slips:
+        q = int(slip.cell.rsplit("q", 1)[1])
+        wrote = slip.new.split("=", 1)[1].strip()
+        letter = wrote.strip('"') if wrote.startswith('"') else None
+        if letter in reasons[q]:
+            message = f"AssertionError: Question {q}: {reasons[q][letter]}"
+            want = letter
+        else:  # what the quiz's form check says (source/quiz, letter())
+            message = f"ValueError: q{q} must be one capital letter from A to D, got {wrote}"
+            want = letter if letter in cr.OPTIONS else "other"
+        got = cr.graded_choice(q, False, message[:300], reasons[q], keys[q], slip.new)
+        assert got == want, f"{slip.mistake}: {got}"
+
+
 # --- the sample class, graded once for the session ---------------------------
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,8 @@ lab notebook, each project part, the project's autograded and manual points,
 the lab's core and extension points, the total and the project's band from
 the rubric (90-100 excellent, 75-89
 good, 60-74 needs work, under 60 redo), or "to grade" while any written
-answer is still unmarked.
+answer is still unmarked. Then it writes OUT/class_report/ (class_report.py):
+the whole class on one page, for the instructor alone.
 
 A term whose release/ is the core edition (`make build CORE=1`; or
 --edition core) is graded against the core masters, kept in

@@ -56,6 +56,8 @@ LARGE = 40  # from this many students on, the heatmap groups students
 SHOWN = 15  # rows of a per-student list shown on the page (CSV: all)
 TOP_FAILURES = 3  # failure messages shown per part (CSV: all)
 OPTIONS = ("A", "B", "C", "D")
+MAX_ANSWER = 10_000  # characters of a quiz answer cell read at most
+MAX_NOTEBOOK = 50_000_000  # bytes of an autograded notebook read at most
 # a heading that starts a part: "## Part C (4 points) · extension", "## Question 3"
 PART = re.compile(r"^## (Part [A-Z]|Question (\d+))\b(.*)$", re.M)
 # grade.py's and intake's line for a submission refused whole
@@ -115,9 +117,11 @@ def chosen_option(source: str, name: str) -> str:
     """The option an answer cell sets `name` to: "A".."D", "other" for any
     other value or form, "none" when the cell does not set it. The text is
     parsed, never run."""
+    if len(source) > MAX_ANSWER:  # an answer is a line; parse no more than that
+        return "other"
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "other"
     found = "none"
     for node in tree.body:  # the last plain assignment counts, as it would run
@@ -144,7 +148,7 @@ def read_notebook(path: Path):
     read as one; never through a link."""
     import nbformat
 
-    if path.is_symlink() or not path.is_file():
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK:
         return None
     try:
         return nbformat.read(path, as_version=4)
