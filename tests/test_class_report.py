@@ -139,6 +139,42 @@ def test_parts_hardest_first_and_heatmap_weakest_first():
     assert grid.loc["di"].isna().all()
 
 
+def test_late_and_refused_hand_ins_show_and_the_folder_is_closed(tmp_path):
+    """A late student's row says how late and what it cost, a refused one
+    says so, the totals carry the sheet's band; the folder is 0700 and each
+    file 0600, and a link left where the folder goes is replaced, not
+    followed."""
+    cells = lab_class()
+    refused = cells[cells["student"] == "amy"].assign(
+        student="ed", state="refused", score=np.nan, message="")
+    cells = pd.concat([cells, refused], ignore_index=True)
+    sheet = pd.DataFrame({"student": ["amy", "bo", "cy", "di", "ed"],
+                          "lab": [7.0, 4.0, 5.0, 0.0, 0.0],
+                          "lab days late": [0, 2, 0, 0, 0], "lab penalty": [0, 1.0, 0, 0, 0],
+                          "total": [7.0, 4.0, 5.0, 0.0, 0.0], "out of": 10.0})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / cr.FOLDER).symlink_to(elsewhere)
+    page = cr.write(tmp_path, cr.ClassResults(cells, pd.DataFrame(
+        columns=["student", "question", "choice"]), {}, sheet), ["lab"], BANDS)
+    assert list(elsewhere.iterdir()) == []
+    folder = page.parent
+    assert not folder.is_symlink() and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.lstat().st_mode) == 0o600 for p in folder.iterdir())
+    text = page.read_text(encoding="utf-8")
+    totals = pd.read_csv(folder / "totals.csv").set_index("student")
+    assert totals.loc["ed", "refused"] == "lab" and pd.isna(totals.loc["amy", "refused"])
+    # 7 of 10 is "needs work" (60-74), 4 of 10 "redo": course.py's bands
+    assert totals.loc["amy", "band"] == "needs work" and totals.loc["bo", "band"] == "redo"
+    assert totals.loc["bo", "lab days late"] == 2 and totals.loc["bo", "lab penalty"] == 1
+    heat = pd.read_csv(folder / "heatmap.csv")
+    assert heat[heat["student"] == "ed"]["share"].isna().all()
+    assert "Rows, top to bottom: di · not handed in; ed · refused; bo · 2 d late, -1;" in text
+    assert "alt='Heatmap of lab" in text and "alt='Histogram of lab" in text
+    labels = cr.heatmap_table(cells, "lab").index.tolist()
+    assert labels[:2] == ["di", "ed"]  # nothing marked: first, by name
+
+
 def test_failure_messages_that_differ_in_numbers_and_values_group():
     cells = lab_class()
     failures = cr.failures_table(cells)
@@ -182,7 +218,8 @@ def test_the_quiz_slips_of_the_mistake_set_land_on_the_option_chosen():
         else:  # what the quiz's form check says (source/quiz, letter())
             message = f"ValueError: q{q} must be one capital letter from A to D, got {wrote}"
             want = letter if letter in cr.OPTIONS else "other"
-        got = cr.graded_choice(q, False, message[:300], reasons[q], keys[q], slip.new)
+        # no answer text to fall back on: the message alone must tell
+        got = cr.graded_choice(q, False, message[:300], reasons[q], keys[q], "")
         assert got == want, f"{slip.mistake}: {got}"
 
 

@@ -738,7 +738,7 @@ def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataF
            "the weakest students are listed by name below, and heatmap.csv holds "
            "everyone." if large else
            "Each row is a student; a row's label says when the hand-in was late (days, "
-           "points taken off) or refused.")
+           "points taken off) or refused. Rows, top to bottom: " + "; ".join(labels) + ".")
     page.append(f"<figure><img src='{name}' alt='Heatmap of {esc(a)}: rows are "
                 f"{'groups of ' if large else ''}students, weakest first; columns are "
                 f"parts, hardest first ({esc(', '.join(map(str, grid.columns[:5])))}'"
