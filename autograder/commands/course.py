@@ -335,8 +335,9 @@ def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
 
 # --- the grade sheet ---------------------------------------------------------
 
-def sheet(out: Path, source: Path) -> pd.DataFrame:
-    """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export)."""
+def sheet(out: Path, source: Path, report: bool = False) -> pd.DataFrame:
+    """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export),
+    and with `report` the class report after it (OUT/class_report/)."""
     import json
 
     from nbgrader.api import Gradebook, MissingEntry
@@ -416,7 +417,8 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
         frame = frame[first + [c for c in frame.columns if c not in first]]
     frame = apply_deadlines(frame, out)
     write_csv(frame, out / "grade_sheet.csv")  # no cell a spreadsheet would run
-    write_class_report(out, source)
+    if report:
+        write_class_report(out, source)
     return frame
 
 
@@ -665,6 +667,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade, sheet: a TOML file of due dates, extensions and the "
                              "late policy (autograder/intake/deadlines.py); kept as "
                              "OUT/deadlines.toml for later runs")
+    parser.add_argument("--no-report", action="store_true",
+                        help="grade, sheet: no class report (OUT/class_report/); grade "
+                             "passes it on to grade.py too (no report.html)")
     parser.add_argument("--port", type=int, default=8890,
                         help="formgrader's port on 127.0.0.1 (the server's token: "
                              "JUPYTER_TOKEN, or the one it prints)")
@@ -698,11 +703,12 @@ def main(argv: list[str] | None = None) -> int:
             code = subprocess.call([sys.executable, str(HERE / "grade.py"),
                                     "--submissions", str(submissions), "--assignment", a,
                                     "--source", str(source), "--edition", FULL,
-                                    "--out", str(out / a), *extra])
+                                    "--out", str(out / a), *extra,
+                                    *(["--no-report"] if args.no_report else [])])
             if code:
                 failed.append(a)
         gather(out, source)
-        frame = sheet(out, source)
+        frame = sheet(out, source, report=not args.no_report)
         print(f"\n=== the course ===\n{summary(frame)}")
         if late_summary(out):
             print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
@@ -719,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_deadlines(out, args.deadlines, None)
         except ValueError as err:
             parser.error(str(err))
-        frame = sheet(out, source)
+        frame = sheet(out, source, report=not args.no_report)
         print(summary(frame))
         if args.lms == "canvas":
             print(f"Canvas grade sheet: {canvas_sheet(out, source, frame, roster)}")
