@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import ast
 import html
-import io
 import os
 import re
 import shutil
@@ -581,9 +580,9 @@ def table_html(frame: pd.DataFrame, caption: str, limit: int | None = None,
     the CSV that holds them all."""
     shown = frame if limit is None else frame.head(limit)
     body = shown.to_html(index=False, escape=True, na_rep="", float_format=lambda v: f"{v:.2f}",
-                         border=0)
-    body = body.replace("<table", f"<table><caption>{html.escape(caption)}</caption", 1)
-    body = body.replace("<table><caption>", "<table class='t'><caption>", 1)
+                         border=0, classes="t")
+    opened = body.index(">") + 1  # the caption is the table's first child
+    body = f"{body[:opened]}<caption>{html.escape(caption)}</caption>{body[opened:]}"
     more = ""
     if limit is not None and len(frame) > limit:
         more = (f"<p>{limit} of {len(frame)} rows shown; all of them in "
