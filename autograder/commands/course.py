@@ -23,7 +23,8 @@ lab notebook, each project part, the project's autograded and manual points,
 the lab's core and extension points, the total and the project's band from
 the rubric (90-100 excellent, 75-89
 good, 60-74 needs work, under 60 redo), or "to grade" while any written
-answer is still unmarked.
+answer is still unmarked. Then it writes OUT/class_report/ (class_report.py):
+the whole class on one page, for the instructor alone.
 
 A term whose release/ is the core edition (`make build CORE=1`; or
 --edition core) is graded against the core masters, kept in
@@ -351,8 +352,9 @@ def record_changed(out: Path, course: Path, found: dict[str, list]) -> None:
 
 # --- the grade sheet ---------------------------------------------------------
 
-def sheet(out: Path, source: Path) -> pd.DataFrame:
-    """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export)."""
+def sheet(out: Path, source: Path, report: bool = False) -> pd.DataFrame:
+    """OUT/grade_sheet.csv from the course's gradebook (and nbgrader's export),
+    and with `report` the class report after it (OUT/class_report/)."""
     import json
 
     from nbgrader.api import Gradebook, MissingEntry
@@ -432,7 +434,23 @@ def sheet(out: Path, source: Path) -> pd.DataFrame:
         frame = frame[first + [c for c in frame.columns if c not in first]]
     frame = apply_deadlines(frame, out)
     write_csv(frame, out / "grade_sheet.csv")  # no cell a spreadsheet would run
+    if report:
+        write_class_report(out, source)
     return frame
+
+
+def write_class_report(out: Path, source: Path) -> None:
+    """OUT/class_report/ from the sheet just written (class_report.py); a
+    fault in it is printed and costs nothing else."""
+    from autograder.reports import class_report
+
+    names = assignments(source)
+    try:
+        page = class_report.write(out, class_report.read_class(out, source, names),
+                                  names, BANDS)
+        print(f"the class at a glance (for the instructor only): {page}")
+    except Exception as err:  # noqa: BLE001 (the sheet stands without it)
+        print(f"class report not written: {err!r}", file=sys.stderr)
 
 
 # --- due dates and late work (deadlines.py) ----------------------------------
@@ -691,6 +709,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade, sheet: a TOML file of due dates, extensions and the "
                              "late policy (autograder/intake/deadlines.py); kept as "
                              "OUT/deadlines.toml for later runs")
+    parser.add_argument("--no-report", action="store_true",
+                        help="grade, sheet: no class report (OUT/class_report/); grade "
+                             "passes it on to grade.py too (no report.html)")
     parser.add_argument("--port", type=int, default=8890,
                         help="formgrader's port on 127.0.0.1 (the server's token: "
                              "JUPYTER_TOKEN, or the one it prints)")
@@ -725,13 +746,14 @@ def main(argv: list[str] | None = None) -> int:
             code = subprocess.call([sys.executable, str(HERE / "grade.py"),
                                     "--submissions", str(submissions), "--assignment", a,
                                     "--source", str(source), "--edition", FULL,
-                                    "--out", str(out / a), *extra])
+                                    "--out", str(out / a), *extra,
+                                    *(["--no-report"] if args.no_report else [])])
             if code:
                 failed.append(a)
             if carried := carry_refusals(out, submissions, a):
                 print(f"  {carried} refused at collect: see {out / a / 'problems.csv'}")
         gather(out, source)
-        frame = sheet(out, source)
+        frame = sheet(out, source, report=not args.no_report)
         print(f"\n=== the course ===\n{summary(frame)}")
         if late_summary(out):
             print(f"\n=== late work ({out / 'late_work.html'}) ===\n{late_summary(out)}")
@@ -749,7 +771,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_deadlines(out, args.deadlines, None)
         except ValueError as err:
             parser.error(str(err))
-        frame = sheet(out, source)
+        frame = sheet(out, source, report=not args.no_report)
         print(summary(frame))
         if args.lms == "canvas":
             print(f"Canvas grade sheet: {canvas_sheet(out, source, frame, roster)}")

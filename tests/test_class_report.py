@@ -1,0 +1,341 @@
+"""The class at a glance (autograder/reports/class_report.py), checked two ways.
+
+A small class built here with known answers: its part means, heatmap order,
+grouped failure messages and quiz item statistics are recomputed
+independently (scipy's point-biserial, plain counting) and compared. The
+sample class, from the session's one grading (tests/conftest.py's
+graded_course): the page exists, is closed to everyone but its owner, holds
+the quiz answers make_sample_class.py gave, and passes axe-core in headless
+Chromium; a class of 200 made from its results (not graded again) renders
+in under 2 s.
+"""
+import stat
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import pointbiserialr
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+import make_sample_class as msc  # noqa: E402
+from autograder.commands.course import BANDS  # noqa: E402
+from autograder.reports import class_report as cr  # noqa: E402
+from tests.test_browser import browser  # noqa: E402,F401 (a fixture)
+from tests.test_site import AXE_RUN, BLOCKED, COLOUR_RULES, axe_script  # noqa: E402
+
+KEYS = {1: "A", 2: "B", 3: "C", 4: "D", 5: "A", 6: "B"}
+
+
+def quiz_class(n: int, seed: int = 7) -> cr.ClassResults:
+    """n quiz takers with an ability each: questions 1-5 are answered right
+    more often by able students, question 6 by weak ones (a bad key), and
+    nobody ever picks option D of question 2. One more student is refused
+    and one hands in nothing: neither may count."""
+    rng = np.random.default_rng(seed)
+    ability = rng.uniform(0, 1, n)
+    rows, choices = [], []
+    for i in range(n + 2):
+        student = f"s{i:03d}"
+        for q, key in KEYS.items():
+            state = "refused" if i == n else "not handed in" if i == n + 1 else "marked"
+            p = ability[i] if i < n else 0.5
+            right = bool(rng.uniform() < (1 - p if q == 6 else p))
+            wrong = [o for o in "ABCD" if o != key and not (q == 2 and o == "D")]
+            choice = key if right else wrong[int(rng.integers(len(wrong)))]
+            for cell, points in ((f"quiz_test_q{q}", 0.0), (f"quiz_hidden_q{q}", 1.0)):
+                score = (points if right else 0.0) if state == "marked" else np.nan
+                rows.append({"student": student, "assignment": "quiz",
+                             "notebook": "quiz.ipynb", "cell": cell, "part": f"Q{q}",
+                             "path": "core", "score": score, "max_score": points,
+                             "state": state,
+                             "message": "" if right or points == 0 or state != "marked"
+                             else f"AssertionError: Question {q}: option {choice} is off"})
+            if state == "marked":
+                choices.append({"student": student, "question": q, "choice": choice})
+    return cr.ClassResults(pd.DataFrame(rows, columns=cr.COLUMNS),
+                           pd.DataFrame(choices), dict(KEYS), pd.DataFrame())
+
+
+def test_item_statistics_match_an_independent_computation():
+    """Difficulty, rest-of-quiz point-biserial (scipy), the upper-lower 27%
+    index and the option counts on a 60-student class with known answers;
+    the bad question and the unused option are flagged."""
+    n = 60
+    results = quiz_class(n)
+    items, takers = cr.item_table(results.cells, results.choices, results.keys)
+    assert takers == n  # the refused and the absent student are not counted
+    hidden = results.cells[results.cells["cell"].str.startswith("quiz_hidden")
+                           & (results.cells["state"] == "marked")]
+    right = hidden.pivot(index="student", columns="part", values="score")
+    total = right.sum(axis=1)
+    ranked = total.reset_index().sort_values(["student"]).sort_values(
+        0, ascending=False, kind="stable")["student"].tolist()
+    group = round(0.27 * n)
+    for row in items.itertuples():
+        x = right[f"Q{row.question}"]
+        rest = total - x
+        assert row.difficulty == pytest.approx(x.mean(), abs=1e-4)
+        assert row.r_rest == pytest.approx(pointbiserialr(x, rest).statistic, abs=1e-4)
+        upper, lower = x[ranked[:group]].mean(), x[ranked[-group:]].mean()
+        assert row.upper_lower == pytest.approx(upper - lower, abs=1e-4)
+        counts = Counter(results.choices[results.choices["question"] == row.question]
+                         ["choice"])
+        assert [row.A, row.B, row.C, row.D] == [counts[o] for o in "ABCD"]
+    flags = items.set_index("question")["flag"]
+    assert items.set_index("question").loc[6, "r_rest"] < 0
+    assert "Negative discrimination" in flags[6]
+    assert "Option D was chosen by nobody" in flags[2]
+    assert not any("discrimination" in flags[q] for q in (1, 3, 4, 5))
+
+
+def test_below_twenty_students_the_indices_are_left_out_and_said_so(tmp_path):
+    results = quiz_class(12)
+    items, takers = cr.item_table(results.cells, results.choices, results.keys)
+    assert takers == 12
+    assert items["r_rest"].isna().all() and items["upper_lower"].isna().all()
+    assert items["difficulty"].notna().all()
+    page = cr.write(tmp_path, results, ["quiz"], BANDS).read_text(encoding="utf-8")
+    assert "Fewer than 20 students" in page and "indices are left out" in page
+
+
+def lab_class() -> pd.DataFrame:
+    """Four students, two notebooks with two parts each, known shares."""
+    points = {("01_a.ipynb", "01 Part A"): 2.0, ("01_a.ipynb", "01 Part B"): 4.0,
+              ("02_b.ipynb", "02 Part A"): 1.0, ("02_b.ipynb", "02 Part B"): 3.0}
+    got = {"amy": [2, 1, 1, 3], "bo": [2, 0, 0, 3], "cy": [1, 0, 1, 3], "di": [None] * 4}
+    rows = []
+    for student, scores in got.items():
+        for ((nb, part), top), score in zip(points.items(), scores):
+            for k in range(2):  # two cells per part, half of the points each
+                rows.append({"student": student, "assignment": "lab", "notebook": nb,
+                             "cell": f"{part}:{k}", "part": part, "path": "core",
+                             "score": np.nan if score is None else score / 2,
+                             "max_score": top / 2,
+                             "state": "not handed in" if score is None else "marked",
+                             "message": "" if score is None or score == top else
+                             f"AssertionError: expected {top:g} chunks, got {score:g} ('x{k}')"})
+    return pd.DataFrame(rows, columns=cr.COLUMNS)
+
+
+def test_parts_hardest_first_and_heatmap_weakest_first():
+    cells = lab_class()
+    parts = cr.parts_table(cells)
+    # amy, bo, cy marked; di handed nothing in and is left out of every mean
+    want = {"01 Part A": (1 + 1 + .5) / 3, "01 Part B": (.25 + 0 + 0) / 3,
+            "02 Part A": (1 + 0 + 1) / 3, "02 Part B": 1.0}
+    assert dict(zip(parts["part"], parts["mean_share"])) == pytest.approx(want, abs=1e-4)
+    assert parts["part"].tolist() == sorted(want, key=want.get)
+    assert (parts["marked"] == 3).all()
+    grid = cr.heatmap_table(cells, "lab")
+    # di (nothing marked) first, then by share of the lab's 10 points: bo 5, cy 5, amy 7
+    assert grid.index.tolist() == ["di", "bo", "cy", "amy"]
+    assert grid.columns.tolist() == parts["part"].tolist()
+    assert grid.loc["di"].isna().all()
+
+
+def test_late_and_refused_hand_ins_show_and_the_folder_is_closed(tmp_path):
+    """A late student's row says how late and what it cost, a refused one
+    says so, the totals carry the sheet's band; the folder is 0700 and each
+    file 0600, and a link left where the folder goes is replaced, not
+    followed."""
+    cells = lab_class()
+    refused = cells[cells["student"] == "amy"].assign(
+        student="ed", state="refused", score=np.nan, message="")
+    cells = pd.concat([cells, refused], ignore_index=True)
+    sheet = pd.DataFrame({"student": ["amy", "bo", "cy", "di", "ed"],
+                          "lab": [7.0, 4.0, 5.0, 0.0, 0.0],
+                          "lab days late": [0, 2, 0, 0, 0], "lab penalty": [0, 1.0, 0, 0, 0],
+                          "total": [7.0, 4.0, 5.0, 0.0, 0.0], "out of": 10.0})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / cr.FOLDER).symlink_to(elsewhere)
+    page = cr.write(tmp_path, cr.ClassResults(cells, pd.DataFrame(
+        columns=["student", "question", "choice"]), {}, sheet), ["lab"], BANDS)
+    assert list(elsewhere.iterdir()) == []
+    folder = page.parent
+    assert not folder.is_symlink() and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.lstat().st_mode) == 0o600 for p in folder.iterdir())
+    text = page.read_text(encoding="utf-8")
+    totals = pd.read_csv(folder / "totals.csv").set_index("student")
+    assert totals.loc["ed", "refused"] == "lab" and pd.isna(totals.loc["amy", "refused"])
+    # 7 of 10 is "needs work" (60-74), 4 of 10 "redo": course.py's bands
+    assert totals.loc["amy", "band"] == "needs work" and totals.loc["bo", "band"] == "redo"
+    assert totals.loc["bo", "lab days late"] == 2 and totals.loc["bo", "lab penalty"] == 1
+    heat = pd.read_csv(folder / "heatmap.csv")
+    assert heat[heat["student"] == "ed"]["share"].isna().all()
+    assert "Rows, top to bottom: di · not handed in; ed · refused; bo · 2 d late, -1;" in text
+    assert "alt='Heatmap of lab" in text and "alt='Histogram of lab" in text
+    labels = cr.heatmap_table(cells, "lab").index.tolist()
+    assert labels[:2] == ["di", "ed"]  # nothing marked: first, by name
+
+
+def test_failure_messages_that_differ_in_numbers_and_values_group():
+    cells = lab_class()
+    failures = cr.failures_table(cells)
+    top = failures[failures["part"] == "01 Part B"].iloc[0]
+    # amy (1 of 4), bo and cy (0 of 4): one assertion, three students, six cells
+    assert top["pattern"] == "AssertionError: expected N chunks, got N ('…')"
+    assert (top["students"], top["cells"], top["example_student"]) == (3, 6, "amy")
+    assert set(failures["part"]) == {"01 Part A", "01 Part B", "02 Part A"}
+    with pytest.raises(TypeError, match="message"):
+        cr.normalise(3)
+    with pytest.raises(ValueError, match="cells"):
+        cr.student_parts(cells.drop(columns="state"))
+
+
+def test_chosen_option_is_read_without_running_the_answer():
+    assert cr.chosen_option('# answer\nq3 = "B"', "q3") == "B"
+    assert cr.chosen_option('q3 = "b"', "q3") == "other"
+    assert cr.chosen_option('q3 = "A"\nq3 = "D"', "q3") == "D"
+    assert cr.chosen_option("raise NotImplementedError()", "q3") == "none"
+    assert cr.chosen_option("q3 = __import__('os').system('false')", "q3") == "other"
+    assert cr.chosen_option("q3 = (", "q3") == "other"
+
+
+def test_the_quiz_slips_of_the_mistake_set_land_on_the_option_chosen():
+    """Each quiz slip of autograder/testbed/mistakes/quiz.py, as its failed
+    hidden test reports it (the master's explanation of the option, or the
+    form check's ValueError), is counted under the option the slip wrote."""
+    from mutants import load_mutants
+
+    master = [ROOT / "source" / "quiz" / "quiz.ipynb"]
+    keys, reasons = cr.quiz_keys(master), cr.quiz_reasons(master)
+    slips = [m for m in load_mutants() if m.notebook == "quiz"]
+    assert len(slips) >= 20
+    for slip in slips:
+        q = int(slip.cell.rsplit("q", 1)[1])
+        wrote = slip.new.split("=", 1)[1].strip()
+        letter = wrote.strip('"') if wrote.startswith('"') else None
+        if letter in reasons[q]:
+            message = f"AssertionError: Question {q}: {reasons[q][letter]}"
+            want = letter
+        else:  # what the quiz's form check says (source/quiz, letter())
+            message = f"ValueError: q{q} must be one capital letter from A to D, got {wrote}"
+            want = letter if letter in cr.OPTIONS else "other"
+        # no answer text to fall back on: the message alone must tell
+        got = cr.graded_choice(q, False, message[:300], reasons[q], keys[q], "")
+        assert got == want, f"{slip.mistake}: {got}"
+
+
+# --- the sample class, graded once for the session ---------------------------
+
+@pytest.fixture(scope="module")
+def sample(graded_course):
+    proc, out, _ = graded_course
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return out
+
+
+def test_the_page_is_the_instructors_alone(sample):
+    folder = sample / cr.FOLDER
+    assert stat.S_IMODE(folder.lstat().st_mode) == 0o700
+    files = sorted(folder.iterdir())
+    assert {p.name for p in files} >= {"index.html", "parts.csv", "heatmap.csv",
+                                      "failures.csv", "items.csv", "totals.csv"}
+    assert all(stat.S_IMODE(p.lstat().st_mode) == 0o600 and p.is_file() for p in files)
+    # feedback pages are what students get: the class report is in none of them
+    for feedback in sample.glob("*/feedback"):
+        assert not [p for p in feedback.rglob("*") if "class_report" in p.name
+                    or p.name in ("heatmap.csv", "items.csv")]
+
+
+def test_sample_quiz_answers_and_parts_are_what_the_students_did(sample):
+    items = pd.read_csv(sample / cr.FOLDER / "items.csv").set_index("question")
+    takers = msc.students_of("quiz")
+    # ada and eli choose every key, cai answers the first two questions,
+    # ben and dee none (make_sample_class.py)
+    for q, row in items.iterrows():
+        right = 2 + (q <= msc.PARTIAL_TASKS)
+        assert row["students"] == len(takers) == 5
+        assert row[row["key"]] == right and row["none"] == len(takers) - right
+        assert row["difficulty"] == pytest.approx(right / len(takers))
+        assert pd.isna(row["r_rest"]) and pd.isna(row["upper_lower"])
+    parts = pd.read_csv(sample / cr.FOLDER / "parts.csv")
+    project = parts[parts["assignment"] == "project"]
+    assert set(project["part"]) == {"Part A", "Part B", "Part C", "Part D"}
+    lab = parts[parts["assignment"] == "lab"]
+    assert lab["part"].str.match(r"^0\d Part [A-Z]$").all() and len(lab) > 20
+    assert lab["mean_share"].is_monotonic_increasing
+    failures = pd.read_csv(sample / cr.FOLDER / "failures.csv")
+    assert (failures["students"] >= 1).all() and len(failures) > 10
+
+
+def big_class(results: cr.ClassResults, n: int, seed: int = 57) -> cr.ClassResults:
+    """n students made from the graded sample class: each takes every part
+    of each assignment from a sample student drawn at random (fixed seed),
+    with that student's scores, messages and quiz choices."""
+    rng = np.random.default_rng(seed)
+    cells, sources = results.cells, sorted(results.cells["student"].unique())
+    parts = cells[["assignment", "part"]].drop_duplicates().sort_values(["assignment", "part"])
+    names = [f"student{i:03d}" for i in range(n)]
+    draws = parts.loc[parts.index.repeat(n)].assign(
+        new=names * len(parts),
+        donor=[sources[k] for k in rng.integers(len(sources), size=n * len(parts))])
+    big = draws.merge(cells.rename(columns={"student": "donor"}),
+                      on=["assignment", "part", "donor"])
+    quiz = draws[draws["assignment"] == "quiz"].assign(
+        question=lambda d: d["part"].str[1:].astype(int))
+    picks = quiz.merge(results.choices.rename(columns={"student": "donor"}),
+                       on=["donor", "question"])
+    big = big.drop(columns="donor").rename(columns={"new": "student"})[cr.COLUMNS]
+    picks = picks.rename(columns={"new": "student"})[["student", "question", "choice"]]
+    sheet = pd.DataFrame({"student": names})
+    for a, rows in big.groupby("assignment"):
+        sheet[a] = sheet["student"].map(rows.groupby("student")["score"].sum())
+    sheet["total"] = sheet[sorted(big["assignment"].unique())].sum(axis=1)
+    sheet["out of"] = float(results.sheet["out of"].max())
+    return cr.ClassResults(big, picks, results.keys, sheet)
+
+
+RENDER = """
+const done = arguments[arguments.length - 1];
+const t = performance.getEntriesByType('navigation')[0];
+done([t.loadEventEnd - t.startTime, document.images.length,
+      [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).length]);
+"""
+
+
+def test_pages_pass_axe_and_two_hundred_students_render_fast(sample, browser, tmp_path):  # noqa: F811
+    """The sample class's page and a 200-student page made from it: every
+    image loads, axe-core finds nothing serious, and the big one is loaded
+    in under 2 s (measured by the browser's navigation timing)."""
+    names = ["lab", "quiz", "project"]
+    results = cr.read_class(sample, ROOT / "source", names)
+    big = tmp_path / "big"
+    big.mkdir()
+    made = time.perf_counter()
+    cr.write(big, big_class(results, 200), names, BANDS)
+    made = time.perf_counter() - made
+    driver = browser
+    driver.execute_cdp_cmd("Page.enable", {})
+    script = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
+                                    {"source": axe_script()})
+    driver.set_script_timeout(120)
+    try:
+        seen = {}
+        for where, folder in (("sample", sample), ("200", big)):
+            driver.get((folder / cr.FOLDER / "index.html").as_uri())
+            took, images, broken = driver.execute_async_script(RENDER)
+            assert images >= 7 and broken == 0, f"{where}: {broken} images did not load"
+            found, _ = driver.execute_async_script(AXE_RUN, COLOUR_RULES)
+            serious = [v for v in found if v[1] in BLOCKED]
+            assert serious == [], f"{where}: {serious}"
+            size = sum(p.stat().st_size for p in (folder / cr.FOLDER).iterdir())
+            seen[where] = (took, size)
+            if where == "sample":
+                driver.save_screenshot(str(tmp_path / "sample.png"))
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
+                               {"identifier": script["identifier"]})
+    page = (big / cr.FOLDER / "index.html").read_text(encoding="utf-8")
+    print(f"200 students: written in {made:.1f} s, loaded in {seen['200'][0]:.0f} ms, "
+          f"{seen['200'][1] / 1e3:.0f} kB; sample: {seen['sample'][0]:.0f} ms, "
+          f"{seen['sample'][1] / 1e3:.0f} kB; screenshot {tmp_path / 'sample.png'}")
+    assert seen["200"][0] < 2000
+    assert "groups of students" in page and f"{cr.SHOWN} of 200 rows shown" in page
