@@ -499,7 +499,7 @@ def test_a_forged_batch_fails_the_cell_as_not_data(reply, cases):
     forever), or with what is not data, fails the test with NotData."""
     j = judge.Judge(None, [], str(ROOT))
     j.looping = "a loop"  # (as if the kernel were in its request loop)
-    j._nested = lambda request: json.dumps(reply)
+    j._nested = lambda request, name: json.dumps(reply)
     fn = judge.StudentName(j, 1, "square")
     with pytest.raises(judge.NotData):
         list(j.each(fn, (range(cases),)))
