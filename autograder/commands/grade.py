@@ -60,6 +60,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -76,8 +77,8 @@ from autograder.intake.intake import (
     MAX_FILES, MB, copy_submission, crash_line, digest, find_students, plain)
 from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
 from autograder.commands.nbgrader_run import (
-    Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
-    run_nbgrader, run_steps, sandbox_settings)
+    Limits, SANDBOX_EXTRA, SANDBOX_TASKS, check_stop, end_sandboxes, install_kernel,
+    release_kernel, run_nbgrader, run_steps, sandbox_settings)
 from autograder.scoring import similarity
 from autograder.run import template_cache
 from autograder.run.grader_sandbox import code_folder, read_results, run_unprivileged, scrub
@@ -157,6 +158,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
         outcome.steps = {str(k)[:40]: float(v) for k, v in steps.items()
                          if type(v) in (int, float)}
     release_kernel(course)  # every process of the student's sandboxes ends here
+    check_stop()  # (cut short by an interrupt: not stored, graded again next time)
     scrub(course)  # what root copies out next: files and folders, no link
     if not failed:
         try:
@@ -224,12 +226,18 @@ def result_of(future, student: Path) -> Outcome:
 
 def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
     outcomes = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(grade, s): s for s in todo}
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = {pool.submit(grade, s): s for s in todo}
+    try:
         for future in as_completed(futures):
             outcomes.append(result_of(future, futures[future]))
             bar.set_postfix_str(outcomes[-1].student)
             bar.update()
+    except BaseException:  # an interrupt (Interrupted) or a bug: end every sandbox
+        pool.shutdown(wait=False, cancel_futures=True)
+        end_sandboxes(busy=lambda: not all(f.done() for f in futures))
+        raise
+    pool.shutdown()
     return outcomes
 
 
@@ -399,10 +407,44 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace
     return submissions, out, source, threads
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached grade.py (raised in its main thread)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupted(signum: int, frame) -> None:
+    """The handler of SIGINT and SIGTERM: the first one stops the grading
+    (main then ends every sandbox); later ones wait for that."""
+    if not getattr(interrupted, "seen", False):
+        interrupted.seen = True
+        raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     submissions, out, source, threads = checked(parser, args)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, interrupted)
+    try:
+        return edition_and_grade(parser, args, submissions, out, source, threads)
+    except Interrupted as stop:
+        killed = end_sandboxes()
+        name = signal.Signals(stop.signum).name
+        print(f"grade.py stopped by {name}: every sandbox it started has ended "
+              f"({killed} processes killed). Each student finished before it is kept "
+              f"in {out / DONE}; run the same command again to grade the rest.",
+              file=sys.stderr, flush=True)
+        return 128 + stop.signum
+
+
+def edition_and_grade(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                      submissions: Path, out: Path, source: Path, threads: int | None) -> int:
+    """grade_class on the masters of the edition asked for (the core
+    edition's written to a temporary folder first)."""
     edition = args.edition or edition_of(source.parent / "release" / args.assignment)
     with contextlib.ExitStack() as stack:
         if edition == CORE:
