@@ -9,6 +9,7 @@ judged cell either gets its answer or fails at once, saying the value was too
 large to send. A call that sleeps still runs past the time limit, and
 SIGINT or SIGTERM to grade.py ends every process of its sandboxes.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -126,10 +127,11 @@ def test_a_call_that_sleeps_still_runs_past_the_time_limit(tmp_path):
     assert scores_of(tmp_path / "out")["sleeps_when_called"] == mh.FULL - mh.POINTS["a"]
 
 
-def ours(uids: set[int], marks: tuple[str, ...]) -> list[str]:
+def ours(uids: set[int], marks: tuple[str, ...]) -> dict[int, str]:
     """Every living process that runs as one of `uids`, or whose command
-    line names one of `marks` (a folder only this test's grading used)."""
-    found = []
+    line names one of `marks` (a folder only this test's grading used):
+    pid -> what it is."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -143,7 +145,7 @@ def ours(uids: set[int], marks: tuple[str, ...]) -> list[str]:
         except (OSError, IndexError):
             continue
         if owner in uids or any(mark in line for mark in marks):
-            found.append(f"{entry} (uid {owner}): {line[:200]}")
+            found[int(entry)] = f"uid {owner}: {line[:200]}"
     return found
 
 
@@ -160,29 +162,32 @@ def test_an_interrupt_ends_every_sandbox(tmp_path, signum):
     # grade.py's temporary folders, named in its sandboxes' argv (a short
     # path: the kernels' Unix sockets lie in there)
     scratch = Path(tempfile.mkdtemp(prefix="rag-int-"))
+    # as root, student i's kernel runs as uid + i and the rest of their
+    # grading as uid + i + 100,000 (the students in the order of their names)
     uid = UID + 20 + signum
     out = tmp_path / "out"
     proc = grade(subs, out, *TINY, "--timeout", "120", "--jobs", "2",
                  "--sandbox-uid", str(uid), env={**os.environ, "TMPDIR": str(scratch)},
                  start_new_session=True)
+    uids = {uid, uid + 1, uid + 100_000, uid + 100_001} if os.geteuid() == 0 else set()
     try:
-        interrupt(proc, signum, out, uid, scratch)
+        interrupt(proc, signum, out, uids, scratch)
         assert tree_digest(subs) == before
-    finally:
-        if proc.poll() is None:  # (a grade.py that did not stop: none of it is left)
+    finally:  # (a grade.py that did not stop, or left something: nothing stays)
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
+        for pid in ours(uids, (str(scratch),)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def interrupt(proc: subprocess.Popen, signum: int, out: Path, uid: int,
+def interrupt(proc: subprocess.Popen, signum: int, out: Path, uids: set[int],
               scratch: Path) -> None:
     """Send `signum` to grade.py once the correct student is done and the
     sleeper's sandbox runs; then look for what is left of it."""
     done = out / ".students" / "correct" / "key"
-    # as root, student i's kernel runs as uid + i and the rest of their
-    # grading as uid + i + 100,000 (the students in the order of their names)
-    uids = {uid, uid + 1, uid + 100_000, uid + 100_001} if os.geteuid() == 0 else set()
     deadline = time.monotonic() + 300
     # the correct student is finished, and the sleeper's sandbox is running
     while time.monotonic() < deadline and proc.poll() is None:
@@ -196,6 +201,6 @@ def interrupt(proc: subprocess.Popen, signum: int, out: Path, uid: int,
     assert proc.returncode == 128 + signum, stdout + stderr
     assert f"grade.py stopped by {signal.Signals(signum).name}" in stderr
     left = ours(uids, (str(scratch),))
-    assert left == [], left
+    assert left == {}, left
     assert done.exists()
     assert not (out / ".students" / "sleeps_when_called" / "key").exists()

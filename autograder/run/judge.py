@@ -256,10 +256,8 @@ class Namespace(dict):
 
 def verdict(err: Exception) -> tuple[str, str]:
     """A failed test's error line (name, message) for what it raised."""
-    if isinstance(err, (NotData, TooLarge)):
+    if isinstance(err, (NotData, TooLarge, LoopEnded)):
         return type(err).__name__, str(err)
-    if isinstance(err, LoopEnded):
-        return "LoopEnded", str(err)
     if isinstance(err, OutOfTime):
         return "CellTimeoutError", "the student's code ran past the time limit"
     if isinstance(err, KernelDied):
@@ -530,10 +528,7 @@ class Judge:
         the kernel could not read it, and would never answer."""
         text = json.dumps({"call": request})
         if wire.too_large(text):
-            raise self.fail(TooLarge(
-                f"what the test passes to {name or 'the kernel'} is too large to send "
-                f"({len(text):,} bytes of JSON, more than {wire.MAX_BYTES:,}): "
-                "a value this large cannot cross between the judge and the kernel"))
+            raise self._too_large(f"what the test passes to {name or 'the kernel'}")
         self._send(text)
         return self._await_result()
 
@@ -564,6 +559,12 @@ class Judge:
                 continue
             if not self._kernel("is_alive"):
                 raise self._died()
+
+    def _too_large(self, what: str) -> Exception:
+        """The cell's verdict when `what` is over the wire's cap."""
+        return self.fail(TooLarge(f"{what} is too large to send (more than "
+                                  f"{wire.MAX_BYTES:,} bytes of JSON): a value this large "
+                                  "cannot cross between the judge and the kernel"))
 
     def _loop_ended(self, reply: dict) -> JudgeError:
         """The request loop's cell has finished (its reply is `reply`): the
@@ -615,10 +616,7 @@ class Judge:
             elif error is None and not {"delegated", "tampered", "missing"} & set(reply):
                 value = wire.Decoder(self.resolve)(reply.get("value"))
         except wire.TooLarge:
-            raise self.fail(TooLarge(
-                f"the answer of {name or 'the kernel'} is too large to send (more than "
-                f"{wire.MAX_BYTES:,} bytes of JSON): a value this large cannot cross "
-                "between the kernel and the judge")) from None
+            raise self._too_large(f"the answer of {name or 'the kernel'}") from None
         except (ValueError, TypeError) as err:
             raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
                                     f"this grader takes ({str(err)[:200]})")) from None
@@ -832,10 +830,7 @@ class Judge:
             if wire.too_large(text):
                 # the kernel's call fails, and so does the cell, whatever
                 # the student's code does with that error
-                raise self.fail(TooLarge(
-                    f"the judge's answer to a call from the kernel is too large to send "
-                    f"({len(text):,} bytes of JSON, more than {wire.MAX_BYTES:,}): a value "
-                    "this large cannot cross between the judge and the kernel"))
+                raise self._too_large("the judge's answer to a call from the kernel")
             return text
         except OutOfTime:
             raise
