@@ -416,10 +416,13 @@ class Interrupted(BaseException):
 
 
 def interrupted(signum: int, frame) -> None:
-    """The handler of SIGINT and SIGTERM: the first one stops the grading
-    (main then ends every sandbox); later ones wait for that."""
+    """The handler of SIGINT and SIGTERM: the first one ends every sandbox
+    at once (before anything unwinds, such as a temporary folder an
+    nbgrader still writes in) and stops the grading; later ones wait for
+    that."""
     if not getattr(interrupted, "seen", False):
         interrupted.seen = True
+        end_sandboxes()
         raise Interrupted(signum)
 
 
@@ -432,12 +435,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return edition_and_grade(parser, args, submissions, out, source, threads)
     except Interrupted as stop:
-        killed = end_sandboxes()
+        end_sandboxes()  # (whatever a grading thread started meanwhile)
         name = signal.Signals(stop.signum).name
-        print(f"grade.py stopped by {name}: every sandbox it started has ended "
-              f"({killed} processes killed). Each student finished before it is kept "
-              f"in {out / DONE}; run the same command again to grade the rest.",
-              file=sys.stderr, flush=True)
+        print(f"grade.py stopped by {name}: every sandbox it started has ended. Each "
+              f"student finished before it is kept in {out / DONE}; run the same "
+              "command again to grade the rest.", file=sys.stderr, flush=True)
         return 128 + stop.signum
 
 

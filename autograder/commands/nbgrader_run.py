@@ -2,6 +2,7 @@
 bubblewrap (kernel_sandbox.py) and the Limits it must keep to."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -230,29 +231,25 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def end_sandboxes(busy=lambda: False, seconds: float = 60) -> int:
+def end_sandboxes(busy=lambda: False, seconds: float = 60) -> None:
     """After an interrupt: end every process this one started (the fork
     server, each student's grading process, their sandboxes, zygotes and
     kernels) and every sandbox's cgroup, and keep at it while `busy()` (a
     grading thread that may still start one) or any is left, for at most
     `seconds`. Sets STOP first, so that no student's steps start after the
-    sweep. Returns how many processes were killed."""
+    sweep."""
     STOP.set()
-    killed, deadline = 0, time.monotonic() + seconds
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         left = descendants(os.getpid())
         for pid in left:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except ProcessLookupError:
-                pass
         for course in list(INSTALLED):  # a sandbox's strays: its cgroups kill them
             release_kernel(Path(course))
         if not left and not busy():
             break
         time.sleep(0.05)
-    return killed
 
 
 def run_nbgrader(args: list[str], course: Path, log: Path,
