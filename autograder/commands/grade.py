@@ -52,6 +52,8 @@ problems.csv and the nbgrader logs (logs/<student>.log). Every CSV goes
 through safe_csv: no cell starts a spreadsheet formula. The exit status is 0
 only when every student got a score (a refused submission's is 0), none was
 refused for their id or failed to grade, and no feedback shows a hidden test.
+SIGINT (Ctrl-C) or SIGTERM ends every sandbox this script started and keeps
+no student it cut short; the exit status is then 128 + the signal's number.
 """
 from __future__ import annotations
 
