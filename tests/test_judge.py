@@ -412,6 +412,8 @@ def test_what_a_test_raised_becomes_one_error_line_named_for_the_student():
     assert died[0] == "KernelDied" and "while running" in died[1]
     assert judge.verdict(judge.JudgeError("no reply")) == ("JudgeError", "no reply")
     assert judge.verdict(judge.NotData("too deep")) == ("NotData", "too deep")
+    assert judge.verdict(judge.TooLarge("33 MB")) == ("TooLarge", "33 MB")
+    assert judge.verdict(judge.LoopEnded("gone")) == ("LoopEnded", "gone")
     assert judge.verdict(AssertionError("expected 4,\n got 5")) == (
         "AssertionError", "expected 4, got 5")
     assert len(judge.verdict(ValueError("v" * 5000))[1]) == 2000
@@ -499,8 +501,44 @@ def test_a_forged_batch_fails_the_cell_as_not_data(reply, cases):
     forever), or with what is not data, fails the test with NotData."""
     j = judge.Judge(None, [], str(ROOT))
     j.looping = "a loop"  # (as if the kernel were in its request loop)
-    j._nested = lambda request: json.dumps(reply)
+    j._nested = lambda request, name: json.dumps(reply)
     fn = judge.StudentName(j, 1, "square")
     with pytest.raises(judge.NotData):
         list(j.each(fn, (range(cases),)))
     assert isinstance(j.fault, judge.NotData)
+
+
+def test_what_cannot_cross_or_be_answered_fails_at_once(tmp_path):
+    """With a real kernel: a value over the wire's cap, either way, fails
+    its cell at once with TooLarge (the judge used to send it, the kernel's
+    loop died on it, and the cell waited out its time limit); the next cell
+    is judged as usual; and a request loop that ends without answering
+    (here replaced by a student) fails its cell at once with LoopEnded."""
+    import nbformat
+    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+    import mutants
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("setup", "setup", f"BIG = ' ' * {wire.MAX_BYTES}"),
+        _cell("answer", "answers", "def size(text):\n    return len(text)\n\n"
+                                   f"def big(n):\n    return ' ' * {wire.MAX_BYTES}"),
+        _cell("test", "t_sent", "assert size(BIG) == len(BIG)"),
+        _cell("test", "t_answered", "assert len(big(1)) > 0"),
+        _cell("test", "t_small", "assert size('abc') == 3"),
+        _cell("answer", "no_loop", "import sys\n"
+                                   "sys.modules['_rag_judge'].loop = lambda nonce='': None"),
+        _cell("test", "t_no_loop", "assert size('abc') == 3"),
+    ]
+    limit = 30
+    step = mutants.GuardedExecute(timeout=limit, kernel_name="python3", allow_errors=True,
+                                  config=mutants.nbgrader_settings())
+    started = time.monotonic()
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    seconds = time.monotonic() - started
+    errors = {c.metadata["nbgrader"]["grade_id"]: [o.ename for o in c.outputs
+                                                  if o.output_type == "error"]
+              for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+    assert errors == {"t_sent": ["TooLarge"], "t_answered": ["TooLarge"], "t_small": [],
+                      "t_no_loop": ["LoopEnded"]}
+    assert seconds < limit, seconds  # (each of three cells waited `limit` before)

@@ -39,6 +39,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -686,6 +687,26 @@ def close_tree(out: Path) -> None:
                 os.chmod(path, stat.S_IMODE(mode) & 0o700)
 
 
+def run_grade(cmd: list[str]) -> int:
+    """grade.py's exit status. A SIGINT or SIGTERM that reaches this process
+    while it runs is passed on to it, and its end is waited for: grade.py
+    ends every sandbox it started before it exits, and a grade.py killed at
+    once (subprocess.call's answer to Ctrl-C) could not."""
+    child = subprocess.Popen(cmd)
+
+    def pass_on(signum, frame):
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    kept = {signum: signal.signal(signum, pass_on)
+            for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return child.wait()
+    finally:
+        for signum, handler in kept.items():
+            signal.signal(signum, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["grade", "sheet", "formgrader", "feedback"])
@@ -743,11 +764,13 @@ def main(argv: list[str] | None = None) -> int:
             if not any((s / a).is_dir() for s in submissions.iterdir()):
                 continue
             print(f"\n=== {a} ===", flush=True)
-            code = subprocess.call([sys.executable, str(HERE / "grade.py"),
-                                    "--submissions", str(submissions), "--assignment", a,
-                                    "--source", str(source), "--edition", FULL,
-                                    "--out", str(out / a), *extra,
-                                    *(["--no-report"] if args.no_report else [])])
+            code = run_grade([sys.executable, str(HERE / "grade.py"),
+                              "--submissions", str(submissions), "--assignment", a,
+                              "--source", str(source), "--edition", FULL,
+                              "--out", str(out / a), *extra,
+                              *(["--no-report"] if args.no_report else [])])
+            if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+                return code  # (grade.py has said what it stopped and kept)
             if code:
                 failed.append(a)
             if carried := carry_refusals(out, submissions, a):

@@ -52,6 +52,8 @@ problems.csv and the nbgrader logs (logs/<student>.log). Every CSV goes
 through safe_csv: no cell starts a spreadsheet formula. The exit status is 0
 only when every student got a score (a refused submission's is 0), none was
 refused for their id or failed to grade, and no feedback shows a hidden test.
+SIGINT (Ctrl-C) or SIGTERM ends every sandbox this script started and keeps
+no student it cut short; the exit status is then 128 + the signal's number.
 """
 from __future__ import annotations
 
@@ -60,6 +62,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -77,8 +80,8 @@ from autograder.intake.intake import (
 from autograder.intake.gate import GATE_GID, HAND_COPIED, SANDBOX_UID, take_folder
 from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
 from autograder.commands.nbgrader_run import (
-    Limits, SANDBOX_EXTRA, SANDBOX_TASKS, install_kernel, release_kernel,
-    run_nbgrader, run_steps, sandbox_settings)
+    Limits, SANDBOX_EXTRA, SANDBOX_TASKS, check_stop, end_sandboxes, install_kernel,
+    release_kernel, run_nbgrader, run_steps, sandbox_settings)
 from autograder.scoring import similarity
 from autograder.run import template_cache
 from autograder.run.grader_sandbox import (
@@ -168,6 +171,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
         outcome.steps = {str(k)[:40]: float(v) for k, v in steps.items()
                          if type(v) in (int, float)}
     release_kernel(course)  # every process of the student's sandboxes ends here
+    check_stop()  # (cut short by an interrupt: not stored, graded again next time)
     scrub(course)  # what root copies out next: files and folders, no link
     if not failed:
         try:
@@ -235,12 +239,18 @@ def result_of(future, student: Path) -> Outcome:
 
 def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
     outcomes = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(grade, s): s for s in todo}
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = {pool.submit(grade, s): s for s in todo}
+    try:
         for future in as_completed(futures):
             outcomes.append(result_of(future, futures[future]))
             bar.set_postfix_str(outcomes[-1].student)
             bar.update()
+    except BaseException:  # an interrupt (Interrupted) or a bug: end every sandbox
+        pool.shutdown(wait=False, cancel_futures=True)
+        end_sandboxes(busy=lambda: not all(f.done() for f in futures))
+        raise
+    pool.shutdown()
     return outcomes
 
 
@@ -410,10 +420,46 @@ def checked(parser: argparse.ArgumentParser, args: argparse.Namespace
     return submissions, out, source, threads
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached grade.py (raised in its main thread)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupted(signum: int, frame) -> None:
+    """The handler of SIGINT and SIGTERM: the first one ends every sandbox
+    at once (before anything unwinds, such as a temporary folder an
+    nbgrader still writes in) and stops the grading; later ones wait for
+    that."""
+    if not getattr(interrupted, "seen", False):
+        interrupted.seen = True
+        end_sandboxes()
+        raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     submissions, out, source, threads = checked(parser, args)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, interrupted)
+    try:
+        return edition_and_grade(parser, args, submissions, out, source, threads)
+    except Interrupted as stop:
+        end_sandboxes()  # (whatever a grading thread started meanwhile)
+        name = signal.Signals(stop.signum).name
+        print(f"grade.py stopped by {name}: every sandbox it started has ended. Each "
+              f"student finished before it is kept in {out / DONE}; run the same "
+              "command again to grade the rest.", file=sys.stderr, flush=True)
+        return 128 + stop.signum
+
+
+def edition_and_grade(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                      submissions: Path, out: Path, source: Path, threads: int | None) -> int:
+    """grade_class on the masters of the edition asked for (the core
+    edition's written to a temporary folder first)."""
     edition = args.edition or edition_of(source.parent / "release" / args.assignment)
     with contextlib.ExitStack() as stack:
         if edition == CORE:

@@ -2,13 +2,17 @@
 bubblewrap (kernel_sandbox.py) and the Limits it must keep to."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,6 +36,22 @@ FAILED_MARK = "There was an error processing"  # nbgrader's words when a step fa
 
 
 IMPORT = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_][\w.]*)", re.M)
+
+
+# set when grade.py is interrupted (end_sandboxes): no student's steps start
+# after it, and no student whose grading it cut short is stored as done
+STOP = threading.Event()
+
+
+class Stopped(BaseException):
+    """This student's grading was cut short by an interrupt: nothing of it is
+    kept (a BaseException, so the handlers that turn one student's failure
+    into a problem line let it pass)."""
+
+
+def check_stop() -> None:
+    if STOP.is_set():
+        raise Stopped("grading was interrupted")
 
 
 @dataclass
@@ -188,6 +208,50 @@ def release_kernel(course: Path) -> None:
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every living process below `pid` (by parent, read from /proc),
+    zombies left out."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                # pid (comm) state ppid ...: comm may hold spaces and brackets
+                state, ppid = fh.read().rpartition(b")")[2].split()[:2]
+        except (OSError, ValueError):  # the process ended while we looked
+            continue
+        if state != b"Z":
+            children.setdefault(int(ppid), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def end_sandboxes(busy=lambda: False, seconds: float = 60) -> None:
+    """After an interrupt: end every process this one started (the fork
+    server, each student's grading process, their sandboxes, zygotes and
+    kernels) and every sandbox's cgroup, and keep at it while `busy()` (a
+    grading thread that may still start one) or any is left, for at most
+    `seconds`. Sets STOP first, so that no student's steps start after the
+    sweep."""
+    STOP.set()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = descendants(os.getpid())
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for course in list(INSTALLED):  # a sandbox's strays: its cgroups kill them
+            release_kernel(Path(course))
+        if not left and not busy():
+            break
+        time.sleep(0.05)
+
+
 def run_nbgrader(args: list[str], course: Path, log: Path,
                  env: dict[str, str] | None = None,
                  seconds: float | None = None) -> bool:
@@ -235,6 +299,7 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
               log: Path, env: dict[str, str], seconds: float) -> str | None:
     """Autograde `student` and write their feedback (nbgrader_steps.py), all
     killed after `seconds`; None when both went well, else what failed."""
+    check_stop()  # (after an interrupt no new process starts)
     args = [str(course), assignment, student, json.dumps(settings)]
     full_env = {**nbgrader_env(), **env}
     from autograder.commands import nbgrader_steps

@@ -113,6 +113,16 @@ class NotData(Exception):
     """The kernel's answer is not data this grader decodes."""
 
 
+class TooLarge(Exception):
+    """A request or an answer over the wire's cap (judge_kernel.MAX_BYTES):
+    it is never sent, and the cell fails at once instead of waiting for an
+    answer that cannot come."""
+
+
+class LoopEnded(JudgeError):
+    """The kernel's request loop ended while the judge waited for its answer."""
+
+
 class DelegatedToPackage(Exception):
     """The student's function ran the package's twin of the piece it builds."""
 
@@ -246,8 +256,8 @@ class Namespace(dict):
 
 def verdict(err: Exception) -> tuple[str, str]:
     """A failed test's error line (name, message) for what it raised."""
-    if isinstance(err, NotData):
-        return "NotData", str(err)
+    if isinstance(err, (NotData, TooLarge, LoopEnded)):
+        return type(err).__name__, str(err)
     if isinstance(err, OutOfTime):
         return "CellTimeoutError", "the student's code ran past the time limit"
     if isinstance(err, KernelDied):
@@ -510,23 +520,67 @@ class Judge:
             self.kc.stop_channels()
             self.kc = None
 
-    def _nested(self, request: dict) -> str:
+    def _nested(self, request: dict, name: str = "") -> str:
         """Ask the kernel while it waits in input() (in its request loop, or
         for a callback's answer): the request goes as that input, and the
         kernel's reply comes back as its next input() (or, first, further
-        callbacks of its own)."""
-        self._send(json.dumps({"call": request}))
+        callbacks of its own). A request over the wire's cap is not sent:
+        the kernel could not read it, and would never answer."""
+        text = json.dumps({"call": request})
+        if wire.too_large(text):
+            raise self._too_large(f"what the test passes to {name or 'the kernel'}")
+        self._send(text)
         return self._await_result()
 
-    def _await_result(self) -> str:
+    def _next_request(self) -> dict:
+        """The kernel's next message on the stdin channel, waited for within
+        the cell's time. The shell channel is watched meanwhile: when the
+        cell of the request loop ends, the kernel will ask nothing more, and
+        the test fails at once (it used to wait, the kernel idle, until the
+        cell's time limit). Every second without either, the kernel's life is
+        checked."""
+        import zmq
+
         kc = self.kc
         while True:
-            try:
-                msg = self._get(kc.stdin_channel, self._left())
-            except Empty:
-                if not self._kernel("is_alive"):
-                    raise self._died() from None
+            left = self._left()
+            poller = zmq.Poller()
+            poller.register(kc.stdin_channel.socket, zmq.POLLIN)
+            poller.register(kc.shell_channel.socket, zmq.POLLIN)
+            with self._wire():
+                ready = dict(poller.poll(int(left * 1000)))
+            if kc.stdin_channel.socket in ready:
+                return self._get(kc.stdin_channel, 0)
+            if kc.shell_channel.socket in ready:
+                reply = self._get(kc.shell_channel, 0)
+                if self.looping is not None and \
+                        reply["parent_header"].get("msg_id") == self.looping:
+                    raise self._loop_ended(reply)
                 continue
+            if not self._kernel("is_alive"):
+                raise self._died()
+
+    def _too_large(self, what: str) -> Exception:
+        """The cell's verdict when `what` is over the wire's cap."""
+        return self.fail(TooLarge(f"{what} is too large to send (more than "
+                                  f"{wire.MAX_BYTES:,} bytes of JSON): a value this large "
+                                  "cannot cross between the judge and the kernel"))
+
+    def _loop_ended(self, reply: dict) -> JudgeError:
+        """The request loop's cell has finished (its reply is `reply`): the
+        kernel is idle, and the cell's verdict says so."""
+        self.ended.add(self.looping)
+        self.looping = None
+        self.stopped_loop = True
+        content = reply.get("content") if type(reply.get("content")) is dict else {}
+        ename = content.get("ename")
+        why = f" ({ename[:100]})" if type(ename) is str and ename.isidentifier() else ""
+        return self.fail(LoopEnded(f"the kernel stopped answering the judge: its request "
+                                   f"loop ended{why} before the answer came"))
+
+    def _await_result(self) -> str:
+        while True:
+            msg = self._next_request()
             if msg["header"]["msg_type"] != "input_request" or \
                     msg["parent_header"].get("msg_id") in self.ended:
                 continue
@@ -544,11 +598,13 @@ class Judge:
         self.calls += 1
         if not (self.serving or self.looping):
             self.start_loop()
-        text = self._nested(request)
+        text = self._nested(request, name)
         try:
             reply = wire.loads(text)
             if type(reply) is not dict:
                 raise ValueError("not a reply")
+            if "too_large" in reply:  # (the kernel's word that it did not send it)
+                raise wire.TooLarge("too large")
             error = self.rebuild(reply["raise"]) if "raise" in reply else None
             value = None
             if cases:  # a batch: the answers before any stop, each
@@ -559,6 +615,8 @@ class Judge:
                 value = [wire.Decoder(self.resolve)(one) for one in value]
             elif error is None and not {"delegated", "tampered", "missing"} & set(reply):
                 value = wire.Decoder(self.resolve)(reply.get("value"))
+        except wire.TooLarge:
+            raise self._too_large(f"the answer of {name or 'the kernel'}") from None
         except (ValueError, TypeError) as err:
             raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
                                     f"this grader takes ({str(err)[:200]})")) from None
@@ -768,7 +826,12 @@ class Judge:
                 value = obj[decode(req.get("key"))]
             else:
                 raise ValueError("no such request")
-            return json.dumps({"value": self.plain(value)})
+            text = json.dumps({"value": self.plain(value)})
+            if wire.too_large(text):
+                # the kernel's call fails, and so does the cell, whatever
+                # the student's code does with that error
+                raise self._too_large("the judge's answer to a call from the kernel")
+            return text
         except OutOfTime:
             raise
         except Exception as err:  # noqa: BLE001 (sent back as the student's error)

@@ -63,6 +63,14 @@ class NotPlain(TypeError):
     """A value that cannot cross to the judge as plain data."""
 
 
+class TooLarge(ValueError):
+    """JSON text over MAX_BYTES: neither side sends it, and neither reads it."""
+
+
+def too_large(text: str) -> bool:
+    return len(text) > MAX_BYTES
+
+
 # the exceptions an error crosses back as, by the name of its built-in base;
 # the ones that would stop the receiver itself arrive as RuntimeError
 EXCEPTIONS = {name: kind for name, kind in vars(__import__("builtins")).items()
@@ -431,9 +439,12 @@ def from_plain(data, resolve=None, on_object=None):
 
 
 def loads(text: str):
-    """JSON text of at most MAX_BYTES as Python data (ValueError otherwise)."""
-    if type(text) is not str or len(text) > MAX_BYTES:
-        raise ValueError(f"an answer larger than {MAX_BYTES} bytes")
+    """JSON text of at most MAX_BYTES as Python data (ValueError otherwise,
+    TooLarge for text over MAX_BYTES)."""
+    if type(text) is not str:
+        raise ValueError("an answer that is not text")
+    if too_large(text):
+        raise TooLarge(f"an answer larger than {MAX_BYTES} bytes")
     try:
         return json.loads(text)
     except RecursionError:
@@ -550,7 +561,11 @@ def _ask(request: dict):
     ask back (a reference piece that calls the student's function): each
     such request is answered with another input() until the judge's own
     answer comes."""
-    text = _input(ASK + json.dumps(request))
+    text = json.dumps(request)
+    if too_large(text):  # (the judge would refuse it unread)
+        raise NotPlain(f"too large to send to the judge ({len(text)} bytes of JSON, "
+                       f"more than {MAX_BYTES})")
+    text = _input(ASK + text)
     while True:
         reply = loads(text)
         if "call" not in reply:
@@ -686,9 +701,21 @@ def _answer(request: dict) -> str:
     except BaseException as err:  # noqa: BLE001 (the student's error is the answer)
         answer = {"raise": _exception(err)}
     try:
-        return json.dumps(answer)
-    except (TypeError, ValueError) as err:
+        text = json.dumps(answer)
+    except (TypeError, ValueError, RecursionError) as err:
         return json.dumps({"raise": _exception(NotPlain(str(err)))})
+    # the judge would refuse it unread: it says so at once, by the size
+    return json.dumps({"too_large": len(text)}) if too_large(text) else text
+
+
+def _read(text: str):
+    """A message of the judge's, or, when it cannot be read, what to answer
+    instead (a loop that stopped on it would leave the judge waiting for an
+    answer that never comes, until the cell's time limit)."""
+    try:
+        return loads(text), None
+    except BaseException as err:  # noqa: BLE001 (said to the judge, never dropped)
+        return None, RESULT + json.dumps({"raise": _exception(err)})
 
 
 def loop(nonce: str = "") -> None:
@@ -700,10 +727,13 @@ def loop(nonce: str = "") -> None:
     _kept.clear()
     text = _input(RESULT + json.dumps({"ready": nonce}))
     while True:
-        reply = loads(text)
-        if "call" not in reply:
+        reply, unread = _read(text)
+        if unread is not None:
+            text = _input(unread)
+        elif type(reply) is not dict or "call" not in reply:
             return
-        text = _input(RESULT + _answer(reply["call"]))
+        else:
+            text = _input(RESULT + _answer(reply["call"]))
 
 
 def _serve(req: dict) -> dict:

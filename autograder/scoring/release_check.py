@@ -48,6 +48,11 @@ LIMIT_ERRORS = [
      "scored 0"),
     (lambda e: e["ename"] == "NotData",
      "answered with something that is not plain data; scored 0"),
+    (lambda e: e["ename"] == "TooLarge",
+     "needed a value too large to send between the kernel and the judge (more "
+     "than 32 MB of JSON); scored 0"),
+    (lambda e: e["ename"] == "LoopEnded",
+     "the kernel stopped answering the judge before the test ended; scored 0"),
     (lambda e: e["ename"] == "GraderFault",
      "the grader itself failed on this test (see the student's log); scored 0 "
      "until an instructor grades it again"),
