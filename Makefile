@@ -152,10 +152,13 @@ collect: $(STAMP)
 ## [instructors] grade SUBMISSIONS=dir into GRADES=dir, one grade sheet
 ## real submissions laid out as SUBMISSIONS/<student>/<lab|quiz|project>/;
 ## DEADLINES=file.toml applies due dates, extensions and a late policy
-## (autograder/intake/deadlines.py; kept in GRADES for make sheet)
+## (autograder/intake/deadlines.py; kept in GRADES for make sheet);
+## TIMEOUT=seconds per cell and JOBS=students at once go to grade.py, and
+## GRADE_OPTIONS="..." passes any other of its options (grade.py --help)
 grade: $(SANDBOX)
 	$(BIN)/python autograder/commands/course.py grade --submissions $(SUBMISSIONS) --out $(GRADES) \
-	  $(if $(DEADLINES),--deadlines $(DEADLINES))
+	  $(if $(DEADLINES),--deadlines $(DEADLINES)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+	  $(if $(JOBS),--jobs $(JOBS)) $(GRADE_OPTIONS)
 
 ## [instructors] mark the project's written answers (GRADES=dir)
 ## in nbgrader's formgrader (GRADES=autograder/work/sample_class for the

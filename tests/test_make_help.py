@@ -121,3 +121,24 @@ def test_every_phony_target_but_help_is_documented():
 def test_the_list_fits_a_terminal(listing):
     wide = [ln for ln in listing["help"].stdout.splitlines() if len(ln) > 79]
     assert not wide, "shorten the first ## line of:\n" + "\n".join(wide)
+
+
+def test_make_grade_passes_the_graders_options_on(tmp_path):
+    """`make grade TIMEOUT=... JOBS=... GRADE_OPTIONS=...` reaches course.py,
+    which hands the options it does not know to grade.py; without them the
+    command line holds none (grade.py's defaults apply)."""
+    shutil.copy(MAKEFILE, tmp_path / "Makefile")
+    for name in ("environment.yml", "pyproject.toml", "tools/requirements.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).touch()
+    (tmp_path / ".venv").mkdir()
+    for stamp in (".installed", ".bwrap"):  # the set-up counts as done
+        (tmp_path / ".venv" / stamp).touch()
+        os.utime(tmp_path / ".venv" / stamp, (2e9, 2e9))
+    given = run_make(tmp_path, "-n", "grade", "TIMEOUT=300", "JOBS=3",
+                     "GRADE_OPTIONS=--student-timeout 900")
+    line = " ".join(given.stdout.replace("\\\n", " ").split())
+    assert "course.py grade" in line, given.stdout + given.stderr
+    assert "--timeout 300 --jobs 3 --student-timeout 900" in line, line
+    plain = " ".join(run_make(tmp_path, "-n", "grade").stdout.replace("\\\n", " ").split())
+    assert "course.py grade" in plain and "--timeout" not in plain and "--jobs" not in plain
