@@ -138,7 +138,7 @@ check: $(STAMP)
 ## course's site instead, in dist/student-site/: tasks blank, no solution,
 ## no hidden test, no quiz key. Generated, never committed.
 site: $(STAMP)
-	$(BIN)/python tools/site.py $(if $(STUDENT),--student --out dist/student-site,--out site)
+	$(BIN)/python tools/build_site.py $(if $(STUDENT),--student --out dist/student-site,--out site)
 
 ## [instructors] unpack an LMS download ZIP=file into SUBMISSIONS=dir
 ## through the intake gate, by Canvas's file names (flat files or each
@@ -184,7 +184,7 @@ feedback: $(STAMP)
 ## data, guide, the check tooling, a student Makefile and README, without any
 ## solution or hidden test. OUT=path writes it elsewhere
 student-bundle: $(STAMP)
-	$(BIN)/python tools/student_bundle.py $(if $(OUT),--out $(OUT))
+	$(BIN)/python tools/build_bundle.py $(if $(OUT),--out $(OUT))
 
 ## [maintainers] rebuild the sample class from release/ and the masters
 sample-class: $(STAMP)

@@ -333,9 +333,9 @@ def requirements() -> tuple[list[str], list[str]]:
 def course_files() -> dict[str, bytes]:
     """ragkit/ and data/ as the student bundle has them: no solution in them."""
     sys.path.insert(0, str(ROOT / "tools"))
-    import student_bundle
+    import build_bundle
 
-    return {name: data for name, data in sorted(student_bundle.collect(ROOT).items())
+    return {name: data for name, data in sorted(build_bundle.collect(ROOT).items())
             if name.split("/")[0] in ("ragkit", "data")}
 
 

@@ -27,6 +27,7 @@ from . import (  # noqa: F401 (submodules, for attribute access)
     rerank,
     retrieval,
     squad,
+    stored_vectors,
     text,
 )
 from .ablation import ablation_table, question_runs, summarise

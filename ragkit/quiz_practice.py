@@ -9,7 +9,7 @@ reason, shown after a click on *Check*. Two ways to take the quiz:
   ``practice_quiz()`` draws all ten questions in one cell (this works in
   the student bundle, which ships ``ragkit``);
 * the reading edition's ``notebooks/quiz_practice.ipynb`` (written by
-  ``tools/selfcheck.py``) gives each question a cell of its own.
+  ``tools/build_practice_quiz.py``) gives each question a cell of its own.
 
 Every number in a question, an option or a reason is recomputed with the
 package by ``tests/test_ragkit_selfcheck.py``.

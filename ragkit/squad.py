@@ -17,16 +17,15 @@ a notebook can search with the real encoder without running it:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .corpus import Document
+from .stored_vectors import load_vectors, text_digest  # text_digest: re-export
 
 __all__ = ["SQUAD_FILE", "SQUAD_VECTORS", "SquadQuestion", "load_squad",
            "squad_vectors", "text_digest"]
@@ -95,15 +94,6 @@ def load_squad(
     return documents, questions
 
 
-def text_digest(texts: Sequence[str]) -> str:
-    """One SHA-256 over a list of texts (each UTF-8, each ended by a NUL)."""
-    h = hashlib.sha256()
-    for text in texts:
-        h.update(text.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()
-
-
 def squad_vectors(
     path: str | os.PathLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -113,38 +103,21 @@ def squad_vectors(
     and row ``j`` of the second that of question ``j`` (all 626, answerable
     or not). ``path`` defaults to :data:`SQUAD_VECTORS`. The file records the
     checksum of the model that wrote it and a digest of the texts; a
-    ``ValueError`` says which one differs from the installed model
-    (:data:`ragkit.encoder.MODEL_SHA256`) or from the current subset, and
-    that ``python -m tools.squad_vectors`` writes the file again.
+    ``ValueError`` (from :func:`ragkit.stored_vectors.load_vectors`) says
+    which one differs from the installed model or from the current subset,
+    and that ``python -m tools.squad_vectors`` writes the file again.
     """
-    from .encoder import MODEL_NAME, MODEL_SHA256
-
     file = Path(path) if path is not None else SQUAD_VECTORS
-    again = "rewrite it with `python -m tools.squad_vectors`"
-    with np.load(file, allow_pickle=False) as npz:
-        stored = {key: npz[key] for key in npz.files}
-    missing = {"model", "model_sha256", "paragraphs", "questions",
-               "paragraph_digest", "question_digest"} - set(stored)
-    if missing:
-        raise ValueError(f"{file}: lacks {sorted(missing)}; {again}")
-    model, sha = str(stored["model"]), str(stored["model_sha256"])
-    if (model, sha) != (MODEL_NAME, MODEL_SHA256):
-        raise ValueError(
-            f"{file}: vectors of {model} (sha256 {sha[:12]}...), but the "
-            f"installed model is {MODEL_NAME} (sha256 {MODEL_SHA256[:12]}"
-            f"...); {again}")
     docs, questions = load_squad()
-    for key, texts in (("paragraph", [d.text for d in docs]),
-                       ("question", [q.question for q in questions])):
-        if str(stored[key + "_digest"]) != text_digest(texts):
-            raise ValueError(
-                f"{file}: the {key} texts it encoded are not those of "
-                f"{SQUAD_FILE.name}; {again}")
+    stored = load_vectors(
+        file, {"paragraph": [d.text for d in docs],
+               "question": [q.question for q in questions]},
+        ["paragraphs", "questions"], "tools.squad_vectors")
     paragraphs = stored["paragraphs"].astype(np.float32)
     asked = stored["questions"].astype(np.float32)
     if paragraphs.shape[0] != len(docs) or asked.shape[0] != len(questions):
         raise ValueError(
             f"{file}: {paragraphs.shape[0]} paragraph and {asked.shape[0]} "
             f"question rows for {len(docs)} and {len(questions)} texts; "
-            f"{again}")
+            "write it again with `python -m tools.squad_vectors`")
     return paragraphs, asked

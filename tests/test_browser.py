@@ -533,15 +533,15 @@ SAVE_RACE = re.compile(r"^\[W [^]]*\] \S*/\.~[^/\s]+ doesn't exist$")
 @pytest.fixture(scope="module")
 def student_lab(tmp_path_factory):
     """JupyterLab as the student bundle opens it: the bundle's files
-    (tools/student_bundle.py) written out as unzipped, a .venv whose
+    (tools/build_bundle.py) written out as unzipped, a .venv whose
     jupyter is this environment's, and the bundle's own `make lab`, which
     copies release/ to my-work/ and points JUPYTER_CONFIG_DIR at the
     bundle's jupyter-config/. Yields (base url, token, bundle, log path)."""
     sys.path.insert(0, str(ROOT / "tools"))
-    import student_bundle
+    import build_bundle
 
     folder = tmp_path_factory.mktemp("student") / "rag-course-student"
-    for name, data in student_bundle.collect(ROOT).items():
+    for name, data in build_bundle.collect(ROOT).items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     bin_dir = folder / ".venv" / "bin"

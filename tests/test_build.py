@@ -11,7 +11,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 MASTERS = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 EVERY_MASTER = sorted((ROOT / "source").glob("*/*.ipynb"))  # lab, quiz, project
-PRACTICE = "quiz_practice.ipynb"  # the practice quiz (tools/selfcheck.py), always built
+PRACTICE = "quiz_practice.ipynb"  # the practice quiz (tools/build_practice_quiz.py), always built
 
 
 def notebook_files(folder: Path) -> list[str]:

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from ragkit.quiz_practice import QUESTIONS as PRACTICE  # noqa: E402
 from ragkit.quiz_practice import question_markdown  # noqa: E402
 from tools import build  # noqa: E402
-from tools.selfcheck import NAME, practice_notebook  # noqa: E402
-from tools.student_bundle import collect  # noqa: E402
+from tools.build_practice_quiz import NAME, practice_notebook  # noqa: E402
+from tools.build_bundle import collect  # noqa: E402
 
 MASTER = ROOT / "source" / "quiz" / "quiz.ipynb"
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -120,7 +120,7 @@ def test_vectors_of_other_texts_another_model_or_other_ids_are_refused(tmp_path)
     with pytest.raises(ValueError, match="question texts changed"):
         load_token_vectors(bad, passages, questions)
     bad = _rewritten(tmp_path, "helpcentre", model_sha256=np.array("0" * 64))
-    with pytest.raises(ValueError, match="installed all-MiniLM-L6-v2"):
+    with pytest.raises(ValueError, match="installed model is all-MiniLM-L6-v2"):
         load_token_vectors(bad, passages, questions)
     fewer = dict(list(passages.items())[:-1])
     with pytest.raises(ValueError, match="passage ids"):

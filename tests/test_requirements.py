@@ -160,7 +160,7 @@ def student_imports() -> set[str]:
     what ragkit imports for them, and what the check tooling the bundle
     ships imports (validate.py, its local modules, hand_in.py)."""
     sys.path.insert(0, str(ROOT / "tools"))
-    from student_bundle import local_imports
+    from build_bundle import local_imports
 
     todo = set()
     for path in sorted(ROOT.glob("release/*/*.ipynb")):
@@ -225,7 +225,7 @@ def student_set():
     """(the bundle's requirements, its no-deps ones, every distribution
     they install), built from the bundle's own environment.yml."""
     sys.path.insert(0, str(ROOT / "tools"))
-    from student_bundle import student_environment
+    from build_bundle import student_environment
 
     text = student_environment((ROOT / "environment.yml").read_text()).decode()
     reqs = pip_requirements(text, student=True)

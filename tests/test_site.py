@@ -1,4 +1,4 @@
-"""The site of `make site` (tools/site.py), both editions, built once each.
+"""The site of `make site` (tools/build_site.py), both editions, built once each.
 
 - The student's edition (`make site STUDENT=1`) holds no line of any
   master's solution or hidden tests, on any page (the student bundle's leak
@@ -35,12 +35,12 @@ from tests.test_quiz import graded, nb, setup_namespace  # noqa: F401 (fixtures)
 from tests.test_quiz import leaks as quiz_leaks
 from tests.test_student_bundle import (HIDDEN, MASTERS, master_lines, meaningful,
                                        regions, secrets)  # noqa: F401 (a fixture)
-from tools import site as site_tool
-from autograder.run.rag_feedback import (  # noqa: E402 (tools.site put autograder/ on the path)
+from tools import build_site as site_tool
+from autograder.run.rag_feedback import (  # noqa: E402 (tools.build_site put autograder/ on the path)
     docstring)
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "tools" / "site.py"
+SCRIPT = ROOT / "tools" / "build_site.py"
 LECTURES = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 BLOCKED = ("serious", "critical")
 
@@ -69,7 +69,7 @@ def sites(tmp_path_factory) -> dict[str, tuple[Path, dict]]:
     built = {}
     for edition, proc in runs.items():
         out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, f"tools/site.py ({edition}) failed:\n{err[-5000:]}"
+        assert proc.returncode == 0, f"tools/build_site.py ({edition}) failed:\n{err[-5000:]}"
         print(out.strip())
         folder = where / edition
         built[edition] = folder, json.loads((folder / "site.json").read_text())

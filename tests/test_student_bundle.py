@@ -1,4 +1,4 @@
-"""The student bundle (tools/student_bundle.py): complete, and free of answers.
+"""The student bundle (tools/build_bundle.py): complete, and free of answers.
 
 The zip is built once into a temporary folder and unpacked; the checks read
 the unpacked copy. The leak check compares text line by line with the
@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "tools" / "student_bundle.py"
+SCRIPT = ROOT / "tools" / "build_bundle.py"
 TOP = "rag-course-student"
 MASTERS = sorted(ROOT.glob("source/*/*.ipynb"))
 MASTERS_LAB = sorted(ROOT.glob("source/lab/*.ipynb"))

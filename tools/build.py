@@ -5,7 +5,7 @@
     notebooks/  the reading edition: every master in source/lab executed top to
                 bottom with its solutions, outputs and figures kept, and
                 quiz_practice.ipynb, an interactive practice quiz of its own
-                questions (tools/selfcheck.py, from ragkit/quiz_practice.py;
+                questions (tools/build_practice_quiz.py, from ragkit/quiz_practice.py;
                 never from the graded quiz, whose key stays in source/; not
                 executed: its widgets come alive when a reader runs it)
 
@@ -40,7 +40,7 @@ from autograder.scoring.editions import make_core  # noqa: E402
 from autograder.run.nbgrader_cli import (  # noqa: E402
     course_folder, nbgrader_settings, run_nbgrader_checked)
 sys.path.insert(0, str(ROOT))
-from tools.selfcheck import NAME as PRACTICE, practice_notebook  # noqa: E402
+from tools.build_practice_quiz import NAME as PRACTICE, practice_notebook  # noqa: E402
 
 SOURCE = ROOT / "source"
 FIGURE_FORMAT = "retina"

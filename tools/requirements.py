@@ -17,7 +17,7 @@ any other word (`# unlike x, not no-deps`) marks nothing. The markers:
 - `student`: the entry belongs to the student's set, the packages that the
   released notebooks, `make lab` and `make check` need (plus the pinned ones
   those pull in, so that their versions hold). `--student` prints only these;
-  the student bundle installs nothing else (tools/student_bundle.py).
+  the student bundle installs nothing else (tools/build_bundle.py).
 
 usage: python tools/requirements.py [--student] [--no-deps] [path/to/environment.yml]
 """

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ragkit.encoder import MODEL_NAME, MODEL_SHA256, MiniLMEncoder
-from ragkit.squad import SQUAD_VECTORS, load_squad, text_digest
+from ragkit.encoder import MiniLMEncoder
+from ragkit.squad import SQUAD_VECTORS, load_squad
+from ragkit.stored_vectors import save_vectors
 
 
 def write(path: Path = SQUAD_VECTORS) -> Path:
@@ -29,16 +30,10 @@ def write(path: Path = SQUAD_VECTORS) -> Path:
     encoder = MiniLMEncoder()
     paragraphs = encoder.embed_many(paragraph_texts)
     asked = encoder.embed_many(question_texts)
-    np.savez_compressed(
-        path,
-        model=np.array(MODEL_NAME),
-        model_sha256=np.array(MODEL_SHA256),
-        paragraphs=paragraphs.astype(np.float16),
-        questions=asked.astype(np.float16),
-        paragraph_digest=np.array(text_digest(paragraph_texts)),
-        question_digest=np.array(text_digest(question_texts)),
-    )
-    return path
+    return save_vectors(
+        path, {"paragraph": paragraph_texts, "question": question_texts},
+        {"paragraphs": paragraphs.astype(np.float16),
+         "questions": asked.astype(np.float16)})
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ in a fixed order.
 A relative link to a page the site does not have becomes plain text and is
 listed in site.json. The site is generated, never committed.
 
-usage: python tools/site.py [--student] [--out DIR]
+usage: python tools/build_site.py [--student] [--out DIR]
 """
 from __future__ import annotations
 
@@ -956,7 +956,7 @@ def stylesheet() -> str:
     # the formatter's own line numbers and its page-wide rules are not used
     colours = "\n".join(line for line in colours.splitlines()
                         if line.startswith(".highlight"))
-    return css.rstrip("\n") + "\n\n/* code colours: tools/site.py CodeColours */\n" + colours + "\n"
+    return css.rstrip("\n") + "\n\n/* code colours: tools/build_site.py CodeColours */\n" + colours + "\n"
 
 
 def mathjax_files() -> dict[str, Path]:
@@ -984,7 +984,7 @@ def check_out(out: Path) -> None:
         raise SystemExit(f"--out {out} is a file, not a folder")
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
         raise SystemExit(f"--out {out} is not empty and was not made by "
-                         "tools/site.py; choose another --out")
+                         "tools/build_site.py; choose another --out")
 
 
 def prepare_out(out: Path) -> None:

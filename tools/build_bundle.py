@@ -1,6 +1,6 @@
 """Pack the student's copy of the course into one zip, with no answers in it.
 
-    python tools/student_bundle.py [--out dist/rag-course-student.zip]
+    python tools/build_bundle.py [--out dist/rag-course-student.zip]
 
 The repository holds the masters (source/), the reading edition with the
 solutions run (notebooks/) and the grader's own material (sample class,
