@@ -25,7 +25,10 @@ The tests run in order, one course term:
    honest ones: a submission handed in as a class-mate, dated in the
    future, dated back after the due date, rewritten after it, over the
    size cap; a swapped course folder; reading what the instructor holds
-   (all refused or charged, the honest student graded exactly); a cell
+   (all refused or charged, the honest student graded exactly); a
+   hand-in holding links to /etc/shadow, a class-mate's file and
+   /dev/zero, a setuid bash and a FIFO (issue 53: left out, listed, the
+   class collected); a cell
    that allocates 3 GiB and one that forks without end (that student's
    kernel ends at her server's cgroup, the hub and another student go on).
 
