@@ -631,6 +631,12 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
                           timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     TIMES["grading the tricks' class (s)"] = round(time.monotonic() - t1, 1)
+    # what collect refused reaches the grades' problems.csv (course.py grade
+    # reads COURSE/exchange_collected.csv beside SUBMISSIONS=COURSE/submitted)
+    problems = pd.read_csv(grades / "quiz" / "problems.csv", dtype=str, keep_default_na=False)
+    carried = problems[problems.problem.str.startswith("(exchange) ")]
+    assert {carol, hoarder} <= set(carried.student), problems.to_string()
+    assert carried.problem.str.contains(f"handed in by {mallory}, not by {carol}").any()
     late_work = pd.read_csv(grades / "late_work.csv").set_index("student")
     assert late_work.loc[carol, "days late"] == 0 and late_work.loc[carol, "after penalty"] == 10
     assert late_work.loc[mallory, "days late"] == 1, late_work.loc[mallory].to_dict()
@@ -650,12 +656,6 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
                 f"{mallory} read {path} ({stage})"
         hubctl.hand_to_grader(grades, term["names"]["grader"])
     TIMES["tricks at the exchange, collected and graded (s)"] = round(time.monotonic() - t0, 1)
-    # what collect refused reaches the grades' problems.csv (course.py grade
-    # reads COURSE/exchange_collected.csv beside SUBMISSIONS=COURSE/submitted)
-    problems = pd.read_csv(grades / "quiz" / "problems.csv", dtype=str, keep_default_na=False)
-    carried = problems[problems.problem.str.startswith("(exchange) ")]
-    assert {carol, hoarder} <= set(carried.student), problems.to_string()
-    assert carried.problem.str.contains(f"handed in by {mallory}, not by {carol}").any()
 
 
 # a hostile student's hand-in holds what no plain copy may follow or keep
