@@ -243,7 +243,8 @@ release: $(STAMP)
 ## [instructors] collect A=assignment from the exchange into submitted/
 ## through the intake gate: the newest submission each student owns, timed
 ## by when it was received (exchange_collected.csv); exits 1 when one was
-## refused (named for another student, dated ahead, over 20 MB); then
+## refused (named for another student, dated ahead, over 20 MB) or held a
+## link, pipe or device (left out); then
 ## make grade SUBMISSIONS=submitted
 collect-exchange: $(STAMP)
 	@test -n "$(A)" || { echo "make collect-exchange needs A=lab, A=quiz or A=project" >&2; exit 2; }

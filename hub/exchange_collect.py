@@ -95,6 +95,9 @@ class Row:
 @dataclass
 class Collected:
     rows: list[Row] = field(default_factory=list)
+    # collected, but without some entries (links, pipes, devices): the
+    # student sees a different submission graded than the one handed in
+    partly: list[Row] = field(default_factory=list)
 
     @property
     def refused(self) -> list[Row]:
@@ -270,7 +273,9 @@ def collect(assignment: str, course: Path, exchange: Path, course_id: str,
             os.rename(staging, dest)
             row.status, row.received = "collected", stamp(received)
             row.claimed = stamp(claim) if claim else row.claimed
-            notes = [plain(line) for line in taken.refused]
+            notes = [plain(line) for line in taken.problems()]
+            if taken.refused:
+                result.partly.append(row)
             if claim is None or claim < received - CLAIM_SLACK:
                 notes.insert(0, "its timestamp.txt claims an earlier time than it was "
                                 "received: the received time counts")

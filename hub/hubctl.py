@@ -475,8 +475,9 @@ def collect(assignment: str, course: Path, exchange: Path) -> list[str]:
     """Each student's newest acceptable submission into COURSE/submitted/
     through the intake gate (hub/exchange_collect.py: who and when from
     what the student cannot write); an earlier collected copy is kept in
-    COURSE/earlier-submissions/. Returns the refused ones' lines, after
-    printing every row."""
+    COURSE/earlier-submissions/. Returns the lines of those refused and of
+    those collected without some of their entries (links, pipes, devices),
+    after printing every row."""
     from exchange_collect import Swapped, collect as collect_exchange
 
     require_root("collecting from the exchange")
@@ -491,7 +492,7 @@ def collect(assignment: str, course: Path, exchange: Path) -> list[str]:
             if row.received else f"named {row.claimed}"
         print(f"{row.status:9} {row.student}: {row.submission} ({when})"
               + (f": {row.note}" if row.note else ""))
-    return [f"{r.student}: {r.submission}: {r.note}" for r in done.refused]
+    return [f"{r.student}: {r.submission}: {r.note}" for r in done.refused + done.partly]
 
 
 def release_feedback(assignment: str, grades: Path, exchange: Path) -> str:
@@ -656,8 +657,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.course.resolve() / 'exchange_collected.csv'}); grade with "
                   f"`make grade SUBMISSIONS={args.course.resolve() / 'submitted'}`")
             if refused:
-                print(f"make collect-exchange: {len(refused)} submission(s) refused, not "
-                      "graded as the student they name:\n  " + "\n  ".join(refused),
+                print(f"make collect-exchange: {len(refused)} submission(s) refused, or "
+                      "collected without what was refused in them:\n  " + "\n  ".join(refused),
                       file=sys.stderr)
                 return 1
         elif args.command == "release-feedback":

@@ -25,7 +25,10 @@ The tests run in order, one course term:
    honest ones: a submission handed in as a class-mate, dated in the
    future, dated back after the due date, rewritten after it, over the
    size cap; a swapped course folder; reading what the instructor holds
-   (all refused or charged, the honest student graded exactly); a cell
+   (all refused or charged, the honest student graded exactly); a
+   hand-in holding links to /etc/shadow, a class-mate's file and
+   /dev/zero, a setuid bash and a FIFO (issue 53: left out, listed, the
+   class collected); a cell
    that allocates 3 GiB and one that forks without end (that student's
    kernel ends at her server's cgroup, the hub and another student go on).
 
@@ -42,6 +45,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -146,6 +150,7 @@ def term(tmp_path_factory):
     tag = secrets.token_hex(3)
     names = {"alice": f"rht{tag}a", "bob": f"rht{tag}b", "carol": f"rht{tag}c",
              "eve": f"rht{tag}e", "mallory": f"rht{tag}m", "hoarder": f"rht{tag}h",
+             "trudy": f"rht{tag}t",
              "grader": f"rht{tag}g"}
     passwords = {n: secrets.token_urlsafe(16) for n in names.values()}
     made, proc, log, started = [], None, None, set()
@@ -626,6 +631,12 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
                           timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     TIMES["grading the tricks' class (s)"] = round(time.monotonic() - t1, 1)
+    # what collect refused reaches the grades' problems.csv (course.py grade
+    # reads COURSE/exchange_collected.csv beside SUBMISSIONS=COURSE/submitted)
+    problems = pd.read_csv(grades / "quiz" / "problems.csv", dtype=str, keep_default_na=False)
+    carried = problems[problems.problem.str.startswith("(exchange) ")]
+    assert {carol, hoarder} <= set(carried.student), problems.to_string()
+    assert carried.problem.str.contains(f"handed in by {mallory}, not by {carol}").any()
     late_work = pd.read_csv(grades / "late_work.csv").set_index("student")
     assert late_work.loc[carol, "days late"] == 0 and late_work.loc[carol, "after penalty"] == 10
     assert late_work.loc[mallory, "days late"] == 1, late_work.loc[mallory].to_dict()
@@ -645,6 +656,78 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
                 f"{mallory} read {path} ({stage})"
         hubctl.hand_to_grader(grades, term["names"]["grader"])
     TIMES["tricks at the exchange, collected and graded (s)"] = round(time.monotonic() - t0, 1)
+
+
+# a hostile student's hand-in holds what no plain copy may follow or keep
+# (issue 53): links to /etc/shadow, to a class-mate's file and to /dev/zero,
+# a setuid copy of bash, a FIFO
+HOSTILE = r"""import os, shutil, sys
+folder, notebook, classmate = sys.argv[1:4]
+os.mkdir(folder, 0o755)
+open(os.path.join(folder, 'quiz.ipynb'), 'w').write(notebook)
+os.symlink('/etc/shadow', os.path.join(folder, 'shadow'))
+os.symlink(classmate, os.path.join(folder, 'classmate.txt'))
+os.symlink('/dev/zero', os.path.join(folder, 'zero'))
+shutil.copyfile('/bin/bash', os.path.join(folder, 'bash'))
+os.chmod(os.path.join(folder, 'bash'), 0o4755)
+os.mkfifo(os.path.join(folder, 'pipe'))
+"""
+
+
+def test_links_setuid_and_a_fifo_in_a_hand_in_are_refused_and_the_class_collected(
+        term, capsys):
+    """trudy hands in links to /etc/shadow, to a file in carol's 0700 home
+    and to /dev/zero, a setuid bash and a FIFO beside her notebook; bob
+    submits honestly. The collect takes bob's exactly and trudy's notebook
+    and bash as plain 0600 files, nothing else, writes a few MB at most,
+    lists what it refused and exits 1."""
+    import pandas as pd
+
+    bob, carol, trudy = (term["names"][k] for k in ("bob", "carol", "trudy"))
+    exchange, inbound = term["exchange"], term["exchange"] / hubctl.COURSE_ID / "inbound"
+    secret = secrets.token_hex(16)
+    classmate = Path(pwd.getpwnam(carol).pw_dir) / "secret.txt"
+    as_user(carol, ["python", "-c", WRITE, str(classmate), secret])
+    t0 = time.monotonic()
+    bobs = submit_quiz(term, "bob", wrong={2})
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    as_user(trudy, ["python", "-c", HOSTILE,
+                    str(inbound / f"{trudy}+quiz+{now}+{secrets.token_urlsafe(9)}"),
+                    quiz_notebook(term, wrong=set()), str(classmate)])
+
+    course = term["base"] / "course-hostile"
+    course.mkdir(mode=0o700)
+    t1 = time.monotonic()
+    status = hubctl.main(["collect", "quiz", "--course", str(course),
+                          "--exchange", str(exchange)])
+    TIMES["collecting a hostile hand-in (s)"] = round(time.monotonic() - t1, 1)
+    said = capsys.readouterr()
+    assert status == 1 and f"{trudy}: {trudy}+quiz+" in said.err, said
+    submitted = course / "submitted"
+    assert json.loads((submitted / bob / "quiz" / "quiz.ipynb").read_text()) == \
+        json.loads((bobs / "quiz.ipynb").read_text()), "bob's copy is not his submission"
+    hers = submitted / trudy / "quiz"
+    assert sorted(p.name for p in hers.iterdir()) == ["bash", "quiz.ipynb", "timestamp.txt"]
+    shadow = Path("/etc/shadow").read_bytes()
+    written = 0
+    for folder, dirs, files in os.walk(course):
+        for name in dirs + files:
+            info = os.lstat(os.path.join(folder, name))
+            assert stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode), (folder, name)
+            assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX), (folder, name)
+            if stat.S_ISREG(info.st_mode):
+                written += info.st_size
+                data = Path(folder, name).read_bytes()
+                assert secret.encode() not in data and (not shadow or shadow not in data)
+    assert stat.S_IMODE(os.lstat(hers / "bash").st_mode) == 0o600
+    assert written < 5 * 2 ** 20, f"the collect wrote {written} bytes"
+    TIMES["bytes written by the hostile collect"] = written
+    rows = pd.read_csv(course / "exchange_collected.csv", keep_default_na=False)
+    (note,) = rows[rows.student == trudy].note
+    assert rows[rows.student == trudy].status.tolist() == ["collected"]
+    for refused in ("shadow", "classmate.txt", "zero", "pipe"):
+        assert f"{refused}: " in note and "refused" in note, note
+    TIMES["hostile hand-in, collected (s)"] = round(time.monotonic() - t0, 1)
 
 # ------------------------------------------- a machine the class shares
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import secrets
 import shutil
 import socket
@@ -100,6 +101,61 @@ def test_a_swapped_course_folder_stops_the_collect(tmp_path):
             pinned.check()
     finally:
         pinned.close()
+
+
+def test_a_collect_with_refusals_exits_1_and_grading_lists_them(capsys):
+    """A real collect (the account nobody hands in; no hub): a link and a
+    FIFO in one submission, another dated ahead. The collect takes the
+    notebook, refuses the rest, exits 1 naming them; course.py's
+    carry_refusals finds COURSE/exchange_collected.csv from
+    SUBMISSIONS=COURSE/submitted and adds the quiz's rows to problems.csv,
+    escaped, and none of another assignment's."""
+    if os.geteuid() != 0:
+        pytest.fail("needs root: the exchange's folders must be root's", pytrace=False)
+    import tempfile
+
+    import pandas as pd
+
+    from autograder.commands import course as course_py
+
+    base = Path(tempfile.mkdtemp(prefix="rag-hub-carry-"))
+    try:
+        base.chmod(0o755)  # nobody reads its own submission through it
+        exchange, course, out = base / "exchange", base / "course", base / "grades"
+        hubctl.check_exchange(exchange)
+        inbound = exchange / hubctl.COURSE_ID / "inbound"
+        now = "2026-01-05 10:00:00.000000 UTC"
+        handed = {"quiz": inbound / f"nobody+quiz+{now}+a1",
+                  "ahead": inbound / "nobody+quiz+2099-01-01 00:00:00.000000 UTC+b2"}
+        for folder in handed.values():
+            folder.mkdir(mode=0o755)
+            (folder / "quiz.ipynb").write_text("{}")
+        os.symlink("/etc/shadow", handed["quiz"] / "shadow")
+        os.mkfifo(handed["quiz"] / "pipe\x1b]0;owned\x07")
+        nobody = pwd.getpwnam("nobody")
+        for folder in handed.values():
+            for path in [folder, *folder.iterdir()]:
+                os.lchown(path, nobody.pw_uid, nobody.pw_gid)
+        status = hubctl.main(["collect", "quiz", "--course", str(course),
+                              "--exchange", str(exchange)])
+        said = capsys.readouterr().err
+        assert status == 1, said
+        assert said.count("nobody: nobody+quiz+") == 2 and "shadow" in said and "\x1b" not in said
+        copy = course / "submitted" / "nobody" / "quiz"
+        assert sorted(p.name for p in copy.iterdir()) == ["quiz.ipynb", "timestamp.txt"]
+
+        (out / "quiz").mkdir(parents=True)
+        assert course_py.carry_refusals(out, course / "submitted", "quiz") == 2
+        problems = pd.read_csv(out / "quiz" / "problems.csv", dtype=str)
+        assert problems["student"].tolist() == ["nobody", "nobody"]
+        collected, ahead = sorted(problems["problem"], key=lambda p: "+a1" not in p)
+        assert collected.startswith(f"(exchange) nobody+quiz+{now}+a1: collected: ")
+        assert "shadow: " in collected and "pipe\\x1b]0;owned\\x07: " in collected
+        assert ahead.startswith("(exchange) nobody+quiz+2099-01-01") and "refused" in ahead
+        assert not any(c in "".join(problems["problem"]) for c in "\x1b\x07\n")
+        assert course_py.carry_refusals(out, course / "submitted", "lab") == 0
+    finally:
+        shutil.rmtree(base)
 
 
 def test_a_repository_other_accounts_can_read_stops_the_hub():

@@ -53,7 +53,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autograder.scoring.editions import CORE, EDITIONS, FULL, edition_of, make_core, path_of_cells
-from autograder.intake.intake import valid_id
+from autograder.intake.intake import plain, valid_id
 from autograder.commands.lms_collect import COLLECTED, refusals
 from autograder.intake.grading_outcome import DONE
 from autograder.run.nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
@@ -317,11 +317,40 @@ def add_problems(problems: Path, rows: list[dict]) -> None:
                         ignore_index=True), problems)
 
 
+# the hub's collect writes its listing in the course folder, beside the
+# SUBMISSIONS it collects into (COURSE/submitted/): hub/exchange_collect.py
+EXCHANGE_LISTING = "exchange_collected.csv"
+
+
+def exchange_refusals(listing: Path, assignment: str) -> list[dict]:
+    """The problems.csv rows (student, problem) of `assignment` from the
+    exchange_collected.csv at `listing`: each submission refused whole, and
+    each one collected with a note (entries refused in it, an earlier time
+    claimed than received). Student and assignment are read from the
+    inbound folder's name (student+assignment+time+random), escaped again."""
+    if not listing.is_file():
+        return []
+    rows = read_text_csv(listing)
+    if not {"student", "submission", "status", "note"} <= set(rows.columns):
+        return []
+    out = []
+    for _, r in rows.iterrows():
+        named = r["submission"].split("+")
+        if (len(named) != 4 or named[:2] != [r["student"], assignment]
+                or not (r["status"] == "refused" or r["status"] == "collected" and r["note"])):
+            continue
+        out.append({"student": plain(r["student"]), "problem": plain(
+            f"(exchange) {r['submission']}: {r['status']}: {r['note']}")})
+    return out
+
+
 def carry_refusals(out: Path, submissions: Path, assignment: str) -> int:
     """Add what `make collect` refused of `assignment` (the refused rows of
-    SUBMISSIONS/lms_collected.csv, lms_collect.refusals) to its
-    problems.csv in OUT; how many."""
-    rows = refusals(submissions / COLLECTED, assignment)
+    SUBMISSIONS/lms_collected.csv, lms_collect.refusals) and what `make
+    collect-exchange` refused or noted (SUBMISSIONS/../exchange_collected.csv,
+    exchange_refusals) to its problems.csv in OUT; how many."""
+    rows = (refusals(submissions / COLLECTED, assignment)
+            + exchange_refusals(submissions.parent / EXCHANGE_LISTING, assignment))
     if rows:
         (out / assignment).mkdir(parents=True, exist_ok=True)
         add_problems(out / assignment / "problems.csv", rows)
