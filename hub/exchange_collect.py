@@ -46,7 +46,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from autograder.intake.gate import Caps, take_folder  # noqa: E402
+from autograder.intake.gate import GATE_GID, Caps, take_folder  # noqa: E402
 from autograder.intake.intake import plain  # noqa: E402
 
 # nbgrader's inbound names: student+assignment+timestamp+random
@@ -205,11 +205,15 @@ def look(pinned: Pinned, name: str, assignment: str, now: datetime) -> tuple[Row
 def take(pinned: Pinned, name: str, account: pwd.struct_passwd, dest: Path, caps: Caps):
     """Copy the inbound submission `name` to `dest` through the intake gate,
     read as the student's own uid; the gate's Taken (`failed` set when
-    nothing was taken)."""
+    nothing was taken). The copy is root's, 0640 in 0750 folders of the
+    group grade.py's unprivileged reader holds (GATE_GID, which no student
+    account has), inside COURSE/submitted/<student>/ (0700): as an LMS
+    download's copy is, so that `make grade` can read it."""
     before = os.lstat(name, dir_fd=pinned.fd)
     dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     taken = take_folder(Path(pinned.paths[-1], name), dest, reader_uid=account.pw_uid,
-                        reader_gid=account.pw_gid, owner_uid=0, owner_gid=0, caps=caps)
+                        reader_gid=account.pw_gid, owner_uid=0, owner_gid=GATE_GID, caps=caps,
+                        readable_by="group")
     pinned.check()
     after = os.lstat(name, dir_fd=pinned.fd)
     if taken.ok and (after.st_ino, after.st_uid) != (before.st_ino, before.st_uid):

@@ -64,6 +64,7 @@ from tests.test_browser import (alive, descendants, solution_text, validate_butt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hub"))
 import hubctl  # noqa: E402
+from autograder.intake.gate import GATE_GID  # noqa: E402
 
 SERVICE = f"formgrader-{hubctl.COURSE_ID}"
 WAIT = 90
@@ -609,9 +610,13 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
     carols_copy = json.loads((submitted / carol / "quiz" / "quiz.ipynb").read_text())
     assert carols_copy == json.loads((carols / "quiz.ipynb").read_text()), \
         "carol's graded copy is not her own submission"
-    for path in [submitted, submitted / carol, submitted / carol / "quiz" / "quiz.ipynb",
-                 course / "exchange_collected.csv"]:
+    for path in [submitted, submitted / carol, course / "exchange_collected.csv"]:
         assert path.stat().st_mode & 0o077 == 0, f"{path} is open to other accounts"
+    # the copy itself: for the grader's reader (its group), never for others
+    for path in [submitted / carol / "quiz", submitted / carol / "quiz" / "quiz.ipynb"]:
+        info = path.stat()
+        assert info.st_mode & 0o007 == 0 and info.st_gid == GATE_GID, \
+            f"{path} is open to other accounts, or not to the grader's reader"
 
     # eve's lateness is the time the late policy reads (grading carol and
     # mallory shows the policy reads it); graded, she would cost 30-50 s more
@@ -719,7 +724,7 @@ def test_links_setuid_and_a_fifo_in_a_hand_in_are_refused_and_the_class_collecte
                 written += info.st_size
                 data = Path(folder, name).read_bytes()
                 assert secret.encode() not in data and (not shadow or shadow not in data)
-    assert stat.S_IMODE(os.lstat(hers / "bash").st_mode) == 0o600
+    assert stat.S_IMODE(os.lstat(hers / "bash").st_mode) == 0o640  # the gate's mode, not 4755
     assert written < 5 * 2 ** 20, f"the collect wrote {written} bytes"
     TIMES["bytes written by the hostile collect"] = written
     rows = pd.read_csv(course / "exchange_collected.csv", keep_default_na=False)
