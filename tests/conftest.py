@@ -1,6 +1,9 @@
 """Shared fixtures: one fresh build of the generated folders per test
 session, and one grading of the whole sample class (lab, quiz, project)."""
+import fcntl
 import hashlib
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,13 +45,30 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory):
-    """autograder/commands/course.py grade on the sample class, once per session:
-    (the finished process, its --out folder, the class's digest before)."""
+    """autograder/commands/course.py grade on the sample class, once per test
+    run: (the finished process, its --out folder, the class's digest before).
+
+    pytest-xdist gives each worker its own session, so a plain session
+    fixture graded the class once in every worker whose files asked for it
+    (290 s each). The first worker to ask grades it, under a lock in the
+    folder all workers share; the others wait for it and read what it kept."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # this run's folder, above every worker's
+        shared = shared.parent
     sample = ROOT / "autograder" / "testbed" / "sample_class"
-    before = tree_digest(sample)
-    out = tmp_path_factory.mktemp("course")
-    proc = subprocess.run([sys.executable,
-                           str(ROOT / "autograder" / "commands" / "course.py"), "grade",
-                           "--submissions", str(sample), "--out", str(out)],
-                          capture_output=True, text=True)
-    return proc, out, before
+    out, kept = shared / "graded_course", shared / "graded_course.json"
+    with (shared / "graded_course.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not kept.exists():
+            before = tree_digest(sample)
+            proc = subprocess.run([sys.executable,
+                                   str(ROOT / "autograder" / "commands" / "course.py"),
+                                   "grade", "--submissions", str(sample), "--out", str(out)],
+                                  capture_output=True, text=True)
+            kept.write_text(json.dumps({"args": proc.args, "returncode": proc.returncode,
+                                        "stdout": proc.stdout, "stderr": proc.stderr,
+                                        "before": before}))
+    done = json.loads(kept.read_text())
+    proc = subprocess.CompletedProcess(done["args"], done["returncode"], done["stdout"],
+                                       done["stderr"])
+    return proc, out, done["before"]
