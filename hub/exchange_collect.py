@@ -24,8 +24,9 @@ collect trusts only what the student cannot write:
   collect.
 
 The copy itself is the intake gate's (autograder/intake/gate.py): read as
-the student's own uid, no link followed, plain files only, written 0600 and
-0700, within caps, and put in place only when complete.
+the student's own uid, no link followed, plain files only, written 0640 and
+0750 in the grader reader's group (see `take`), within caps, and put in
+place only when complete.
 """
 from __future__ import annotations
 

@@ -187,8 +187,8 @@ def check_exchange(root: Path, course: str = COURSE_ID, create: bool = True) -> 
                           for p, now, m in drifted)
         fix = " && ".join(f"chown root {p} && chmod {oct(m)[2:]} {p}" for p, _, m in drifted)
         raise HubProblem(f"the exchange's permissions drifted ({lines}): students could read, "
-                         "replace or swap "
-                         f"change each other's work. Put them back with `{fix}` and check "
+                         "replace or swap each other's work. "
+                         f"Put them back with `{fix}` and check "
                          "that nothing was read or changed, then start again")
 
 

@@ -56,6 +56,7 @@ from autograder.scoring.editions import CORE, EDITIONS, FULL, edition_of, make_c
 from autograder.intake.intake import plain, valid_id
 from autograder.commands.lms_collect import COLLECTED, refusals
 from autograder.intake.grading_outcome import DONE
+from autograder.reports.class_report import band_of
 from autograder.run.nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
                           run_nbgrader_checked)
 from autograder.run.nbgrader_main import use_alembic_head
@@ -82,8 +83,7 @@ def band(points: float, out_of: float) -> str:
     """The rubric's band for `points` of `out_of`, on a 100-point scale."""
     if out_of <= 0:
         raise ValueError(f"out_of must be positive (got out_of={out_of})")
-    percent = 100 * points / out_of
-    return next(name for floor, name in BANDS if percent >= floor - 1e-9)
+    return band_of(points, out_of, BANDS)
 
 
 def parts_of(master: Path) -> dict[str, str]:

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from autograder.run.rag_feedback import Part, nbgrader_meta, parts_of
 from autograder.scoring.results import missing_notebooks
 from autograder.scoring.safe_csv import neutralised
 
@@ -57,8 +58,6 @@ TOP_FAILURES = 3  # failure messages shown per part (CSV: all)
 OPTIONS = ("A", "B", "C", "D")
 MAX_ANSWER = 10_000  # characters of a quiz answer cell read at most
 MAX_NOTEBOOK = 50_000_000  # bytes of an autograded notebook read at most
-# a heading that starts a part: "## Part C (4 points) · extension", "## Question 3"
-PART = re.compile(r"^## (Part [A-Z]|Question (\d+))\b(.*)$", re.M)
 # grade.py's and intake's line for a submission refused whole
 REFUSED = re.compile(r"^\(submission\): .*(refused|not graded), scored 0$")
 STATES = ("marked", "to mark", "not handed in", "refused")
@@ -87,21 +86,22 @@ class ClassResults:
 
 def parts_of_master(path: Path) -> dict[str, tuple[str, str]]:
     """grade_id -> (part, path) for every graded cell of a master: the part
-    is the `## Part X` or `## Question N` heading above the cell, the path
-    "extension" when that heading says so, else "core"."""
+    is the `## Part X` or `## Question N` heading above the cell ("Q3" for a
+    question), as the feedback pages read it (rag_feedback.parts_of), the
+    path "extension" when that heading says so, else "core"."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    part, kind, out = "(outside a part)", "core", {}
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for found in PART.finditer(cell.source):
-                part = f"Q{found.group(2)}" if found.group(2) else found.group(1)
-                kind = "extension" if "extension" in found.group(3) else "core"
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
-            out[meta["grade_id"]] = (part, kind)
-    return out
+    return {nbgrader_meta(nb.cells[i])["grade_id"]:
+            (f"Q{number}" if number else part.name,
+             "extension" if part.path == "extension" else "core")
+            for part, number in numbered(parts_of(nb)) for i in part.tests}
+
+
+def numbered(parts: list[Part]) -> list[tuple[Part, int | None]]:
+    """Each part with its question's number (None for a `Part X`)."""
+    return [(p, int(p.name.split()[1]) if p.name.startswith("Question") else None)
+            for p in parts]
 
 
 def part_label(assignment_notebooks: int, notebook: str, part: str) -> str:
@@ -225,14 +225,8 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
 def question_cells(nb) -> list[tuple[int, object]]:
     """(question number, answer cell) for each answer cell of a quiz: the
     solution cell under each `## Question N` heading."""
-    found, number = [], None
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            heading = PART.search(cell.source)
-            number = int(heading.group(2)) if heading and heading.group(2) else number
-        elif number and cell.metadata.get("nbgrader", {}).get("solution"):
-            found.append((number, cell))
-    return found
+    return [(number, nb.cells[i]) for part, number in numbered(parts_of(nb)) if number
+            for i in part.answers]
 
 
 def quiz_keys(masters: list[Path]) -> dict[int, str]:
@@ -251,14 +245,10 @@ def quiz_reasons(masters: list[Path]) -> dict[int, dict[str, str]]:
 
     found: dict[int, dict[str, str]] = {}
     for m in masters:
-        number = None
-        for cell in nbformat.read(m, as_version=4).cells:
-            if cell.cell_type == "markdown":
-                heading = PART.search(cell.source)
-                number = int(heading.group(2)) if heading and heading.group(2) else number
-                continue
-            if not (number and cell.metadata.get("nbgrader", {}).get("grade")):
-                continue
+        nb = nbformat.read(m, as_version=4)
+        tests = [(number, nb.cells[i]) for part, number in numbered(parts_of(nb)) if number
+                 for i in part.tests]
+        for number, cell in tests:
             for node in ast.walk(ast.parse(cell.source)):
                 if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
                         and any(isinstance(t, ast.Name) and t.id == "why"
@@ -494,6 +484,9 @@ def totals_table(results: ClassResults, assignments: list[str],
 
 
 def band_of(points: float, out_of: float, bands) -> str:
+    """The band of `bands` ((floor percent, name), highest first) that
+    `points` of `out_of` reach; '' without an out-of (the grade sheet's
+    band, course.band, is this with the rubric's bands)."""
     if not out_of or pd.isna(out_of):
         return ""
     percent = 100 * points / out_of
