@@ -202,7 +202,7 @@ def test_the_readme_states_the_part_rule_and_its_example():
     applies, and its example (06's loop) is computed."""
     nb = nbformat.read(ROOT / "source/lab/06_agentic.ipynb", as_version=4)
     loop = [p for p in week_plan.parts_of(nb) if p.name == "Part F"][0]
-    lines = sum(week_plan.solution_lines(nb.cells[i].source) for i in loop.answers)
+    lines = sum(week_plan._counted_lines(nb.cells[i].source, None) for i in loop.answers)
     minutes = week_plan.PART_SETUP + week_plan.PER_LINE * lines
     text = " ".join(section(README, "### The week, hour by hour").split())
     assert f"{week_plan.PART_SETUP} minutes to read the task" in text
@@ -229,7 +229,20 @@ def test_the_solution_line_count_leaves_out_what_is_not_code():
     """Blank lines, comments, docstrings and nbgrader markers are not lines."""
     code = ('def f(x):\n    """Doc\n    string."""\n    ### BEGIN SOLUTION\n'
             '    # why\n\n    y = x + 1\n    return y\n    ### END SOLUTION\n')
-    assert week_plan.solution_lines(code) == 3
+    assert week_plan.solution_lines(code) == 3 - 1  # the `def` line is given
+    assert week_plan.solution_lines(code.replace("### BEGIN SOLUTION\n", "")
+                                    .replace("### END SOLUTION\n", "")) == 3
+
+
+def test_a_scaffold_counts_only_the_lines_the_student_writes():
+    """Between the markers: the student's lines; around them: given code,
+    counted at the ungraded rate."""
+    code = ('def score(q, d):\n    """Doc."""\n    check(q)\n    terms = split(q)\n'
+            '    ### BEGIN SOLUTION\n    total = sum(w(t) for t in terms)\n'
+            '    ### END SOLUTION\n    # given again\n    return round(total, 3)\n')
+    assert week_plan.solution_lines(code) == 1
+    assert week_plan.scaffold_lines(code) == 4  # def, check, terms, return
+    assert week_plan.scaffold_lines("x = 1\n") == 0  # no markers: all the student's
 
 
 def test_the_reading_rule_leaves_out_what_it_says():
@@ -328,7 +341,7 @@ def test_the_guide_gives_the_week_the_readmes_minutes():
 
 def toy_lab() -> nbformat.NotebookNode:
     """A notebook with ungraded code on and off the core path and one core
-    part of a 4-line solution (its def line counts)."""
+    part whose student writes 3 lines inside a given `def` line."""
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     solution = code("def f(x):\n    ### BEGIN SOLUTION\n    y = x\n    z = y\n"
                     "    return z\n    ### END SOLUTION")
@@ -352,9 +365,9 @@ def test_the_strict_rule_counts_what_it_says():
     """Ungraded core-path code leaves out the parts (demo included), going
     further and exercises, and blank lines; a core part is 5 min + 1 a line."""
     nb = toy_lab()
-    assert week_plan.ungraded_code_lines(nb) == 3
-    assert week_plan.core_solution_lines(nb) == [4]
-    assert week_plan.strict_lab_minutes(nb) == (5 + 4) + 1 + 10
+    assert week_plan.ungraded_code_lines(nb) == 3 + 1  # the given `def` line
+    assert week_plan.core_solution_lines(nb) == [3]
+    assert week_plan.strict_lab_minutes(nb) == (5 + 3) + 1 + 10
     assert week_plan.core_part_minutes(nb) == 5  # the lighter rule: 3 + 0.5 * 4
 
 

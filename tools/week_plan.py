@@ -82,6 +82,7 @@ CORE_EXERCISE = re.compile(r"^\d+\.\s+\*\*[^*\n]+\*\*[^\n]*?\(core path, about (
                            re.M)
 LEFT_OUT = ("exercises", "discussion questions", "references")
 GOING_FURTHER = "*Going further"
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"  # nbgrader's solution markers
 TIME_LINE = "**Time:**"  # the plan itself is not counted: it depends on the count
 
 WORD = re.compile(r"[^\W_]+(?:['’.,\-][^\W_]+)*")
@@ -164,9 +165,12 @@ def core_path(nb) -> tuple[str, list[int]]:
 
 
 def ungraded_code_lines(nb) -> int:
-    """Lines, not blank, of the ungraded code on the core path."""
-    return sum(1 for i in core_path(nb)[1]
-               for line in nb.cells[i].source.splitlines() if line.strip())
+    """Lines, not blank, of the ungraded code on the core path, with what
+    the core parts' scaffolded solution cells give around the student's lines."""
+    given = sum(scaffold_lines(nb.cells[i].source)
+                for part in parts_of(nb) if part.path == "core" for i in part.answers)
+    return given + sum(1 for i in core_path(nb)[1]
+                       for line in nb.cells[i].source.splitlines() if line.strip())
 
 
 def minutes(n_words: int) -> int:
@@ -175,35 +179,63 @@ def minutes(n_words: int) -> int:
 
 
 def solution_lines(code: str) -> int:
-    """Lines of `code` that are not blank, a comment or part of a docstring."""
-    code = "\n".join(line for line in code.splitlines()
-                     if not line.strip().startswith("### "))  # nbgrader's markers
+    """Lines of `code` that are not blank, a comment or part of a docstring.
+    In a scaffolded solution cell (one with nbgrader's `### BEGIN SOLUTION`
+    markers) only the lines between the markers count: they are what the
+    student writes; the rest is given (see `scaffold_lines`)."""
+    return _counted_lines(code, inside=True if BEGIN in code else None)
+
+
+def scaffold_lines(code: str) -> int:
+    """Counted lines a scaffolded solution cell gives outside its markers:
+    the student reads and runs them, so they count as ungraded code."""
+    return _counted_lines(code, inside=False) if BEGIN in code else 0
+
+
+def _counted_lines(code: str, inside: bool | None) -> int:
+    """Counted lines of `code` (not blank, a comment or a docstring): all of
+    them (`inside` None), or only those between the solution markers (True)
+    or outside them (False). The markers themselves never count."""
+    raw = code.splitlines()
+    between, state = [], False
+    for line in raw:
+        mark = line.strip()
+        state = True if mark.startswith(BEGIN) else False if mark.startswith(END) else state
+        between.append(state)
+    blanked = "\n".join("" if line.strip().startswith("### ") else line for line in raw)
     docs = set()
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(ast.parse(blanked)):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) \
                 and ast.get_docstring(node) is not None:
             first = node.body[0]
             docs |= set(range(first.lineno, first.end_lineno + 1))
-    return sum(1 for number, line in enumerate(code.splitlines(), 1)
-               if line.strip() and not line.strip().startswith("#") and number not in docs)
+    return sum(1 for number, line in enumerate(blanked.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in docs
+               and (inside is None or between[number - 1] == inside))
 
 
-def core_part_minutes(nb, setup: float = PART_SETUP, per_line: float = PER_LINE) -> int:
+def core_part_minutes(nb, setup: float = PART_SETUP, per_line: float = PER_LINE,
+                      scaffolds: bool = False) -> int:
     """Planned minutes for a notebook's core parts (0 when it has none):
-    `setup` per part plus `per_line` per line of its solution."""
-    return math.ceil(sum(setup + per_line * lines for lines in core_solution_lines(nb)))
+    `setup` per part plus `per_line` per line of its solution (with
+    `scaffolds`, only the lines the student writes; the lighter rule counts
+    the whole solution cell, as it always has)."""
+    return math.ceil(sum(setup + per_line * lines
+                         for lines in core_solution_lines(nb, scaffolds)))
 
 
-def core_solution_lines(nb) -> list[int]:
-    """Lines of the reference solution of each core part, in order."""
-    return [sum(solution_lines(nb.cells[i].source) for i in part.answers)
+def core_solution_lines(nb, scaffolds: bool = True) -> list[int]:
+    """Lines of the reference solution of each core part, in order: the
+    lines the student writes, or (`scaffolds` False) the whole cells."""
+    count = solution_lines if scaffolds else lambda code: _counted_lines(code, None)
+    return [sum(count(nb.cells[i].source) for i in part.answers)
             for part in parts_of(nb) if part.path == "core"]
 
 
 def strict_lab_minutes(nb) -> int:
     """A notebook's core lab by the stricter rule: core parts, ungraded
     core-path code and core exercises (see the module's docstring)."""
-    return (core_part_minutes(nb, STRICT_PART_SETUP, STRICT_PER_LINE)
+    return (core_part_minutes(nb, STRICT_PART_SETUP, STRICT_PER_LINE, scaffolds=True)
             + math.ceil(ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
             + sum(exercise_minutes(nb)))
 
