@@ -124,7 +124,7 @@ def rrf_figure(lists: dict, title: str, k: int = 60) -> pd.DataFrame:
         ax.text(left[row] + 0.0004, row, f"{terms} = {left[row]:.4f}",
                 va="center", fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 0.048)
+    ax.set_xlim(0, 1.48 * left.max())  # room for the sums written after the bars
     ax.set_xlabel("fused score")
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
