@@ -66,8 +66,9 @@ MUTANTS = [
            "known = token in added"),
     # Part F: agent_answer
     Mutant("06_agentic", "nb06_agent_answer", "search never widens",
-           "ids = list(search(query, k * round_no))",
-           "ids = list(search(query, k))"),
+           "width = k * round_no", "width = k"),
+    Mutant("06_agentic", "nb06_agent_answer", "search widens by one chunk a round",
+           "width = k * round_no", "width = k + round_no - 1"),
     Mutant("06_agentic", "nb06_agent_answer", "rewrites the current query",
            "new_query = rewrite_query(question, chunks)",
            "new_query = rewrite_query(query, chunks)"),
@@ -77,21 +78,10 @@ MUTANTS = [
     Mutant("06_agentic", "nb06_agent_answer", "string equality as the no-change test",
            "if set(tokenize(new_query)) <= set(tokenize(query)):",
            "if new_query == query:"),
-    Mutant("06_agentic", "nb06_agent_answer", "round limit checked after the rewrite",
-           "        if round_no == max_rounds:\n"
-           "            trace[-1][\"stop\"] = \"round limit\"\n"
-           "            break\n"
-           "        new_query = rewrite_query(question, chunks)\n"
-           "        if set(tokenize(new_query)) <= set(tokenize(query)):\n"
-           "            trace[-1][\"stop\"] = \"no new words\"\n"
-           "            break\n",
-           "        new_query = rewrite_query(question, chunks)\n"
-           "        if set(tokenize(new_query)) <= set(tokenize(query)):\n"
-           "            trace[-1][\"stop\"] = \"no new words\"\n"
-           "            break\n"
-           "        if round_no == max_rounds:\n"
-           "            trace[-1][\"stop\"] = \"round limit\"\n"
-           "            break\n"),
+    Mutant("06_agentic", "nb06_agent_answer", "round limit one round early",
+           "if round_no == max_rounds:", "if round_no == max_rounds - 1:"),
+    Mutant("06_agentic", "nb06_agent_answer", "round limit reached without its stop reason",
+           "            trace[-1][\"stop\"] = \"round limit\"\n", ""),
     Mutant("06_agentic", "nb06_agent_answer", "small talk searched anyway",
            "    if not needs_retrieval(question):", "    if False:"),
     # Part G: limit_table
