@@ -342,7 +342,7 @@ def loop_runs(settings: dict, questions, by_id: dict, chunks) -> dict:
     return runs
 
 
-def loop_stats(runs: dict) -> pd.DataFrame:
+def loop_counts(runs: dict) -> pd.DataFrame:
     """The counts Figure 6.3 draws, one row per run of `loop_runs`."""
     def count(run, answerable, said):
         return int(((run["answerable"] == answerable) & (run["verdict"] == said)).sum())
@@ -359,7 +359,7 @@ def loop_stats(runs: dict) -> pd.DataFrame:
 
 def loop_figure(stats: pd.DataFrame, n_answerable: int, n_unanswerable: int,
                 title: str) -> list[float]:
-    """Draw `loop_stats` in three panels: the answerable questions, the
+    """Draw `loop_counts` in three panels: the answerable questions, the
     unanswerable ones (each panel scaled to its own population), and the
     search calls against one search per question. Returns the top of the
     first two panels' y axes."""

@@ -196,7 +196,7 @@ def test_loop_runs_and_stats_count_rounds_and_verdicts():
                            asked, by_id, TOY_CHUNKS)
     assert runs["one"]["verdict"].tolist() == ["right", "declined"]
     assert runs["one"]["rounds"].tolist() == [1, 1] and runs["two"]["rounds"].tolist() == [1, 2]
-    stats = plots.loop_stats(runs)
+    stats = plots.loop_counts(runs)
     assert stats.loc["two"].to_dict() == {
         "answerable answered right": 1, "answerable answered wrong": 0,
         "unanswerable declined": 1, "unanswerable answered": 0,
@@ -403,7 +403,7 @@ def test_06_loop_claims(lab06):
                 "best, 1 round": (best, 1), "best, loop": (best, 3)}
     runs = plots.loop_runs(settings, lab06["questions"] + lab06["unanswerable"], by_id,
                            lab06["chunks"])
-    stats = plots.loop_stats(runs)
+    stats = plots.loop_counts(runs)
     assert stats["answerable answered wrong"].tolist() == [4, 4, 3, 3]
     assert stats["unanswerable declined"].tolist() == [5] * 4
     assert stats["unanswerable answered"].tolist() == [8] * 4
