@@ -243,3 +243,169 @@ def test_uniform_vectors_lose_most_of_the_recall(section_6):
     assert compare["clustered"].tolist() == section_6.loc[[1, 8], "recall@10"].tolist()
     assert compare["uniform"].round(2).tolist() == [0.12, 0.47]
     assert (compare["uniform"] < compare["clustered"] - 0.4).all()
+
+
+# --------------------------------------------------------------------- 05
+
+
+@pytest.fixture(scope="module")
+def help_centre():
+    """Notebook 05's help centre: sentence chunks of 25 words, a Retriever."""
+    from ragkit.retrieval import Retriever
+    chunks = chunking.chunk_documents(DOCS, "sentence", size=25)
+    return chunks, {c.chunk_id: c.indexed_text for c in chunks}, Retriever(chunks)
+
+
+def own_questions():
+    """The two questions notebook 05 writes for section 8."""
+    from ragkit.corpus import Question
+    return [Question("x01", "Do I get my induction fee back?",
+                     "comes back as credit if you attend", "induction", "paraphrase"),
+            Question("x02", "What should a member do with a locker padlock?",
+                     "Bring your own padlock", "lockers", "plain")]
+
+
+def test_two_stage_lists_are_one_shortlist_in_two_orders(help_centre):
+    chunks, _, retriever = help_centre
+    q05 = next(q for q in QUESTIONS if q.qid == "q05")
+    table = plots.two_stage_lists(retriever, q05.question)
+    first, second = table["hybrid"].tolist(), table["hybrid + rerank"].tolist()
+    assert list(table.index) == list(range(1, 11))
+    assert sorted(first) == sorted(second) and first != second and len(set(first)) == 10
+    assert first[0] == second[0] == "booking#1"
+    assert [c.chunk_id for c in chunks if q05.answer.lower() in c.text.lower()] == ["booking#1"]
+
+
+def test_figure_5_1_and_the_scorer_table():
+    titles = plots.meeting_points_figure("Figure 5.1: test")
+    assert [t.split(":")[0] for t in titles] == ["bi-encoder", "cross-encoder",
+                                                "late interaction"]
+    assert plt.gcf()._suptitle.get_text() == "Figure 5.1: test"
+    table = plots.scorer_table()
+    assert table.shape == (5, 3) and list(table) == [t.split(":")[0] for t in titles]
+    assert list(table.loc["precomputable"]) == ["yes", "no", "yes"]
+    assert table.loc["storage", "late interaction"] == "large"
+
+
+def test_section_3_costs_by_hand(capsys):
+    """100 cross-encoder runs against one query encoding; 25,600 bytes of
+    token vectors against 3,072, about 8.3 times; break-even at 12."""
+    runs = plots.model_runs(100)
+    assert runs.to_dict() == {"bi-encoder": 1, "cross-encoder": 100, "late interaction": 1}
+    sums = plots.passage_bytes(100, 128, 2, 768, 4)
+    assert (sums["per token"], sums["token vectors"], sums["one vector"]) == \
+        (128 * 2, 100 * 128 * 2, 768 * 4) == (256, 25_600, 3_072)
+    assert round(sums["ratio"], 1) == 8.3 and sums["break-even tokens"] == 12
+    assert "25,600 bytes" in capsys.readouterr().out
+
+
+def test_token_storage_on_the_help_centre_and_a_million_chunks(help_centre):
+    """1,210 tokens in 97 chunks (12.47 a chunk, just past 12): 309,760
+    bytes of token vectors against 297,984; a million 100-token chunks take
+    25.6 GB against 3.07 GB, 2.56 to 4.27 GB compressed; the first eight
+    pages 10.75 tokens a chunk, the last seven 13.91."""
+    from ragkit.text import tokenize
+    chunks, texts, _ = help_centre
+    scale = plots.token_storage(list(texts.values()), plots.passage_bytes(100, 128, 2, 768, 4),
+                                1_000_000, 100)
+    tokens = sum(len(tokenize(c.indexed_text)) for c in chunks)
+    hc, big = scale.iloc[0], scale.iloc[1]
+    assert (hc["passages"], hc["tokens"]) == (len(chunks), tokens) == (97, 1_210)
+    assert round(tokens / 97, 2) == 12.47
+    assert round(hc["token vectors (GB)"] * 1e9) == 1_210 * 256 == 309_760
+    assert round(hc["one vector (GB)"] * 1e9) == 97 * 3_072 == 297_984
+    assert (round(big["one vector (GB)"], 2), round(big["token vectors (GB)"], 1)) == (3.07, 25.6)
+    assert (round(big["ColBERTv2, /10 (GB)"], 2), round(big["ColBERTv2, /6 (GB)"], 2)) == \
+        (2.56, 4.27)
+    groups = plots.tokens_by_pages(DOCS, chunks, 8)
+    assert [d.doc_id for d in DOCS[:8]][::7] == ["booking", "hours"]
+    assert groups["chunks"].tolist() == [44, 53] and groups["tokens"].tolist() == [473, 737]
+    assert groups["tokens"].sum() == tokens
+    assert groups["tokens per chunk"].round(2).tolist() == [10.75, 13.91]
+
+
+def test_section_8_ranks_and_summary(help_centre):
+    """Hybrid search puts the gold chunk first for 36 questions, reranked
+    34; nine move (five up, four down); hit@3 40 of 43 either way, but
+    q18, q24, q33 outside the top 3 before and q33, q34, q35 after; MRR
+    0.889 -> 0.869; of the first twelve questions only q08 moves."""
+    from ragkit.metrics import relevant_chunk_ids
+    chunks, _, retriever = help_centre
+    ranks = plots.gold_ranks(retriever, chunks, QUESTIONS)
+    q34 = next(q for q in QUESTIONS if q.qid == "q34")
+    reranked = retriever.search(q34.question, 10, "hybrid+rerank")
+    assert ranks.loc["q34", "hybrid+rerank"] == \
+        1 + reranked.index(relevant_chunk_ids(chunks, q34.answer)[0]) == 7
+    assert ranks.notna().all().all() and (ranks == 1).sum().tolist() == [36, 34]
+    moved = ranks[ranks["hybrid+rerank"] != ranks["hybrid"]]
+    assert {qid: tuple(row) for qid, row in moved.iterrows()} == {
+        "q08": (1, 2), "q18": (5, 3), "q24": (4, 2), "q33": (10, 8), "q34": (1, 7),
+        "q35": (3, 4), "q37": (2, 1), "q41": (1, 2), "q42": (3, 2)}
+    assert [list(ranks.index[ranks[m] > 3]) for m in plots.RERANK_MODES] == \
+        [["q18", "q24", "q33"], ["q33", "q34", "q35"]]
+    assert ranks.loc["q04"].tolist() == [2, 2]
+    summary = plots.rerank_summary(retriever, QUESTIONS)
+    assert (summary["hit@3"] * 43).round().tolist() == [40, 40]
+    assert (ranks <= 3).sum().tolist() == [40, 40]
+    assert summary["MRR"].round(3).tolist() == [0.889, 0.869] == \
+        (1 / ranks).mean().round(3).tolist()
+
+
+def test_best_matches_explain_q34_q08_and_q04(help_centre):
+    """Each query token's best partner and its dot, against a table of dot
+    products computed here; the claims of the paragraphs on q34, q08, q04."""
+    from ragkit.dense import feature_bucket, trigrams
+    from ragkit.rerank import token_vectors
+    from ragkit.text import tokenize
+    _, texts, _ = help_centre
+    ask = {q.qid: q.question for q in QUESTIONS}
+    q34 = plots.best_matches(ask["q34"], texts, ["loans#3", "loans#4"])
+    dots = token_vectors(ask["q34"]) @ token_vectors(texts["loans#4"]).T
+    assert np.allclose(q34[("loans#4", "dot")], dots.max(axis=1).round(3))
+    exact = q34.xs("dot", axis=1, level=1) == 1.0
+    assert list(exact.index[exact["loans#3"]]) == ["borrow", "late"]
+    assert list(exact.index[exact["loans#4"]]) == ["borrow", "tool", "back"]
+    assert [plots.chunk_count(w, texts) for w in ("late", "tool", "back")] == \
+        [sum(w in tokenize(t) for t in texts.values()) for w in ("late", "tool", "back")] == \
+        [1, 7, 7]
+    assert q34.loc["twice", ("loans#3", "match")] == "warn"
+    q08 = plots.best_matches(ask["q08"], texts, ["guests#3", "laser#0"])
+    assert q08.loc["use", ("laser#0", "match")] == "check"
+    assert q08.loc["use", ("laser#0", "dot")] == 0.803
+    assert q08.loc["stand", ("laser#0", "match")] == "front"
+    assert q08.loc["stand", ("laser#0", "dot")] == 0.65
+    for a, b in (("use", "check"), ("stand", "front")):  # no trigram shared: a collision
+        assert not set(trigrams(a)) & set(trigrams(b))
+        assert feature_bucket("w:" + a, 64) == feature_bucket("w:" + b, 64)
+    q04 = plots.best_matches(ask["q04"], texts, ["lockers#2", "guests#2"])
+    assert "locker" not in tokenize(texts["lockers#2"]) + tokenize(texts["guests#2"])
+    assert q04.loc["locker", ("lockers#2", "dot")] == 0.06
+    assert q04.loc["locker", ("guests#2", "dot")] == 0.201
+
+
+def test_our_own_questions_are_rescued_and_128_buckets_fix_four(help_centre):
+    """x01 and x02: the gold chunk second under hybrid search, first once
+    reranked; BM25 had it first, the dense retriever not. At 128
+    dimensions q04, q08, x01 and x02 all come first, while the MRR of the
+    43 questions goes 0.889 (hybrid), 0.869 (64), 0.894 (128)."""
+    chunks, texts, retriever = help_centre
+    extra = own_questions()
+    table = plots.rescue_table(retriever, chunks, extra)
+    assert table["gold"].tolist() == ["induction#3", "lockers#3"]
+    assert table["hybrid first"].tolist() == ["billing#3", "lockers#0"]
+    assert table[["hybrid", "hybrid+rerank"]].values.tolist() == [[2, 1], [2, 1]]
+    assert [retriever.bm25.search(q.question, 1)[0][0] for q in extra] == table["gold"].tolist()
+    assert [retriever.dense.search(q.question, 1)[0][0] for q in extra] == \
+        table["hybrid first"].tolist()
+    assert [plots.chunk_count(w, texts) for w in ("member", "induction", "back", "fee")] == \
+        [16, 8, 7, 1]
+    ranks = plots.ranks_by_dim(retriever, chunks, QUESTIONS + extra, dims=(64, 128))
+    show = ["q04", "q08", "x01", "x02"]
+    assert ranks.loc[show].values.T.tolist() == [[2, 1, 2, 2], [2, 2, 1, 1], [1, 1, 1, 1]]
+    official = ranks.loc[[q.qid for q in QUESTIONS]]
+    assert (1 / official).mean().round(3).tolist() == [0.889, 0.869, 0.894]
+    assert official.loc[["q18", "q34", "q41"]].values.tolist() == [[5, 3, 5], [1, 7, 4],
+                                                                   [1, 2, 3]]
+    # the dim=64 column is the Retriever's own reranking
+    assert official["dim=64"].tolist() == \
+        plots.gold_ranks(retriever, chunks, QUESTIONS)["hybrid+rerank"].tolist()
