@@ -469,7 +469,8 @@ def best_matches(query: str, texts: dict[str, str], chunk_ids: list[str],
                  dim: int = 64) -> pd.DataFrame:
     """For each query token (the index), its best passage token and their
     dot product, in the chunks `chunk_ids` (one column pair each) of
-    `texts`, by the package's token vectors."""
+    `texts`, by the package's token vectors. Prints the query."""
+    print(query)
     q_vecs = rerank.token_vectors(query, dim)
     parts = {}
     for chunk_id in chunk_ids:

@@ -356,7 +356,7 @@ def test_best_matches_explain_q34_q08_and_q04(help_centre):
     products computed here; the claims of the paragraphs on q34, q08, q04."""
     from ragkit.dense import feature_bucket, trigrams
     from ragkit.rerank import token_vectors
-    from ragkit.text import tokenize
+    from ragkit.text import concept, tokenize
     _, texts, _ = help_centre
     ask = {q.qid: q.question for q in QUESTIONS}
     q34 = plots.best_matches(ask["q34"], texts, ["loans#3", "loans#4"])
@@ -378,6 +378,7 @@ def test_best_matches_explain_q34_q08_and_q04(help_centre):
         assert not set(trigrams(a)) & set(trigrams(b))
         assert feature_bucket("w:" + a, 64) == feature_bucket("w:" + b, 64)
     q04 = plots.best_matches(ask["q04"], texts, ["lockers#2", "guests#2"])
+    assert [concept(t) for t in tokenize(ask["q04"])] == ["cost", "locker", "cost"]
     assert "locker" not in tokenize(texts["lockers#2"]) + tokenize(texts["guests#2"])
     assert q04.loc["locker", ("lockers#2", "dot")] == 0.06
     assert q04.loc["locker", ("guests#2", "dot")] == 0.201
