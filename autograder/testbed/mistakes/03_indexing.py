@@ -1,8 +1,9 @@
 """Plausible mistakes in notebook 03 (see autograder/mutants.py)."""
 MUTANTS = [
     Mutant("03_indexing", "nb03_chunk_fixed", "overlap step off by one",
-           "range(0, len(tokens), size - overlap)",
-           "range(0, len(tokens), size - overlap + 1)"),
+           "step = size - overlap\n", "step = size - overlap + 1\n"),
+    Mutant("03_indexing", "nb03_chunk_fixed", "overlap equal to size let through",
+           "if overlap >= size:", "if overlap > size:"),
     Mutant("03_indexing", "nb03_chunk_fixed", "last short window dropped",
            "        windows.append(\" \".join(tokens[first:first + size]))\n",
            "        if first + size <= len(tokens):\n"

@@ -104,8 +104,10 @@ MUTANTS = [
     Mutant("05_reranking", "nb05_maxsim",
            "sums every dot product, and overwrites ragkit.rerank.maxsim with it",
            "        total += max(sum(a * b for a, b in zip(q_row, d_row))\n"
-           "                     for d_row in passage_rows)\n    return float(total)",
+           "                     for d_row in passage_rows)\n        ### END SOLUTION\n"
+           "    return float(total)",
            "        total += sum(sum(a * b for a, b in zip(q_row, d_row))\n"
-           "                     for d_row in passage_rows)\n    return float(total)\n\n\n"
+           "                     for d_row in passage_rows)\n        ### END SOLUTION\n"
+           "    return float(total)\n\n\n"
            "ragkit.rerank.maxsim = lambda q, d: maxsim(q.tolist(), d.tolist())"),
 ]
