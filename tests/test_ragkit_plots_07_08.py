@@ -1,0 +1,236 @@
+"""ragkit.plots, the sections of notebooks 07 and 08: each helper against a
+computation written here another way (by hand on a small case, or from the
+package's lower-level pieces on the help centre), and its bad input.
+
+The helpers only draw and gather, so what is checked is that they gather
+the right numbers: the notebooks' check cells then assert the numbers the
+prose states from what these helpers return.
+"""
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")  # no display in the tests
+
+from ragkit import plots  # noqa: E402
+from ragkit.bm25 import BM25Index  # noqa: E402
+from ragkit.chunking import chunk_documents  # noqa: E402
+from ragkit.corpus import load_documents, load_questions  # noqa: E402
+from ragkit.metrics import relevant_chunk_ids  # noqa: E402
+from ragkit.retrieval import Retriever  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return load_documents()
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return load_questions()
+
+
+# ---------------------------------------------------------------- 07
+
+
+def test_worked_metrics_are_the_lectures_hand_working():
+    table = plots.worked_metrics(["d3", "d7", "d1", "d2"], {"d1", "d2"})
+    dcg = 1 / math.log2(4) + 1 / math.log2(5)  # gold at ranks 3 and 4
+    ideal = 1 + 1 / math.log2(3)  # two gold ids, ranks 1 and 2
+    assert list(table.index) == ["hit@3", "recall@3", "recall@4", "MRR", "nDCG@4"]
+    assert np.allclose(table["value"], [1, 0.5, 1, 1 / 3, dcg / ideal])
+    assert table.loc["nDCG@4", "working"].endswith(f"{dcg:.3f} / {ideal:.3f}")
+    assert table.loc["hit@3", "working"] == "d1 is at rank 3"
+    # three gold ids, one never returned: the ideal has three places in 3
+    other = plots.worked_metrics(["a", "x", "b"], ["a", "b", "c"])
+    want = (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3) + 1 / math.log2(4))
+    assert math.isclose(other.loc["nDCG@3", "value"], want)
+    with pytest.raises(ValueError, match="gold"):
+        plots.worked_metrics(["x", "y"], {"g"})
+
+
+def test_fixed_cut_by_hand():
+    text = "one two three four five six"
+    assert plots.fixed_cut(text, "three four", 3) == "three | four"
+    assert plots.fixed_cut(text, "three four", 2) == ""  # words 2 and 3 share a window
+    assert plots.fixed_cut(text, "Two three four", 2) == "two | three four"
+    assert plots.fixed_cut('say "hello there" twice', "hello there", 2) == '"hello | there"'
+    with pytest.raises(ValueError, match="answer"):
+        plots.fixed_cut(text, "seven", 3)
+    with pytest.raises(TypeError, match="size"):
+        plots.fixed_cut(text, "one", 2.0)
+    with pytest.raises(ValueError, match="size"):
+        plots.fixed_cut(text, "one", 0)
+
+
+def test_a_cut_answer_is_one_no_fixed_chunk_holds(docs, questions):
+    """The prose: a cut answer leaves the question without a gold chunk."""
+    page = {d.doc_id: d.text for d in docs}
+    for size in (8, 12, 16, 24):
+        chunks = chunk_documents(docs, "fixed", size=size)
+        for q in questions:
+            cut = plots.fixed_cut(page[q.doc_id], q.answer, size)
+            assert bool(cut) == (not relevant_chunk_ids(chunks, q.answer)), (q.qid, size)
+
+
+def test_fates_and_their_counts_follow_the_chunks_and_the_search(docs, questions):
+    fates = plots.fixed_window_fates(docs, questions, [12])
+    chunks = chunk_documents(docs, "fixed", size=12)
+    search = Retriever(chunks)
+    for q in questions:
+        gold = set(relevant_chunk_ids(chunks, q.answer))
+        found = bool(gold & set(search.search(q.question, 3, "hybrid")))
+        want = "cut" if not gold else "hit" if found else "missed"
+        assert fates.loc[q.qid, 12] == want, q.qid
+    counts = plots.fate_counts(fates)
+    column = fates[12].tolist()
+    assert counts.loc[12].tolist() == [column.count("cut"), column.count("missed"),
+                                       column.count("hit") / len(column)]
+    cut = plots.cut_answers(docs, questions, 12)
+    assert list(cut.index) == [q for q in fates.index if fates.loc[q, 12] == "cut"]
+    assert all(" | " in text for text in cut["cut at 12 words"])
+
+
+def fake_study():
+    """A study of two chunkers at two sizes over four questions on two pages."""
+    rows = [("fixed", 4, (0, 0, 1, 0)), ("fixed", 8, (1, 1, 0, 0)),
+            ("sentence", 4, (1, 1, 1, 1)), ("sentence", 8, (1, 1, 1, 1))]
+    return pd.DataFrame([{"chunker": c, "size": s, "chunks": 10, "words_stored": 100 + s,
+                          "hit": sum(h) / 4, "recall": sum(h) / 4, "mrr": 0.0, "hits": h}
+                         for c, s, h in rows])
+
+
+def test_the_chunk_size_figure_adds_page_bands_and_finds_the_best_size():
+    pages = ["p1", "p1", "p2", "p2"]
+    study, best, fig = plots.chunk_size_figure(fake_study(), pages, "Figure 9.9: a test")
+    # every question right: no resample can move the mean off 1
+    assert study.loc[study["chunker"] == "sentence", ["low", "high"]].values.tolist() == \
+        [[1.0, 1.0], [1.0, 1.0]]
+    # fixed at 8: page p1 all right, p2 all wrong, so a draw of pages gives
+    # 0, 1/2 or 1, and the 95% band spans all three
+    assert study.loc[1, ["low", "high"]].tolist() == [0.0, 1.0]
+    assert best["size"].to_dict() == {"fixed": 8, "sentence": 4}  # smallest on a tie
+    assert fig._suptitle.get_text() == "Figure 9.9: a test"
+    left = fig.axes[0]
+    assert [t.get_text() for t in left.get_legend().get_texts()] == \
+        ["fixed windows", "sentences (size = word budget)"]
+    with pytest.raises(ValueError, match="pages"):
+        plots.chunk_size_figure(fake_study(), pages[:3], "Figure 9.9: a test")
+
+
+def test_paired_gaps_are_the_mean_difference_with_an_interval_around_it():
+    pages = ["p1", "p1", "p2", "p2"]
+    gaps = plots.paired_gaps(fake_study(), pages, [("sentence", "fixed", 4),
+                                                   ("sentence", "fixed", 8)])
+    assert gaps["pair"].tolist() == ["sentence - fixed"] * 2
+    assert gaps["difference"].tolist() == [0.75, 0.5]
+    assert (gaps["low"] <= gaps["difference"]).all()
+    assert (gaps["difference"] <= gaps["high"]).all()
+    # at 8 the gap is 0 on p1 and 1 on p2: a draw of pages gives 0, 1/2 or 1
+    assert gaps.loc[1, ["low", "high"]].tolist() == [0.0, 1.0]
+    with pytest.raises(ValueError, match="pairs"):
+        plots.paired_gaps(fake_study(), pages, [("overlap", "fixed", 4)])
+
+
+def test_answer_layers_cross_retrieval_with_the_reply(noted_retriever, questions):
+    from ragkit.answer import grounded_answer
+
+    answers, declined = plots.answer_layers(noted_retriever, questions[:8], [])
+    assert declined == [] and list(answers.index) == [q.qid for q in questions[:8]]
+    for q in questions[:8]:
+        ids = noted_retriever.search(q.question, 3, "hybrid+rerank")
+        reply = grounded_answer(q.question, [noted_retriever.by_id[i] for i in ids])
+        gold = relevant_chunk_ids(noted_retriever.chunks, q.answer)
+        assert answers.loc[q.qid, "retrieved"] == bool(set(gold) & set(ids))
+        assert answers.loc[q.qid, "correct"] == (q.answer.lower() in reply.text.lower())
+        assert answers.loc[q.qid, "cited_ok"] == (set(reply.citations) <= set(ids))
+
+
+def test_mode_table_and_rank_disagreements_agree_with_a_search_by_hand(
+        noted_retriever, questions, docs):
+    plain = Retriever(chunk_documents(docs, "sentence", size=25))
+    modes = plots.mode_table(plain, noted_retriever, questions)
+    assert list(modes.index)[-2:] == ["hybrid + context", "hybrid+rerank + context"]
+    ranks, disagree = plots.rank_disagreements(plain, noted_retriever, questions)
+    for name, search, mode in (("bm25", plain, "bm25"),
+                               ("hybrid + context", noted_retriever, "hybrid")):
+        hits, firsts = [], []
+        for q in questions:
+            gold = set(relevant_chunk_ids(search.chunks, q.answer))
+            ids = search.search(q.question, 10, mode)
+            first = next((r for r, i in enumerate(ids, 1) if i in gold), None)
+            hits.append(first is not None and first <= 3)
+            firsts.append(first)
+        assert math.isclose(modes.loc[name, "hit"], np.mean(hits)), name
+        got = ranks[name].tolist()
+        assert [None if math.isnan(r) else r for r in got] == firsts, name
+    assert all(row.nunique(dropna=False) > 1 for _, row in disagree.iterrows())
+    assert len(ranks) == len(questions)
+
+
+@pytest.fixture(scope="module")
+def squad():
+    from ragkit.squad import load_squad, squad_vectors
+
+    paras, qs = load_squad()
+    para_vecs, question_vecs = squad_vectors()
+    return paras, qs, para_vecs, question_vecs
+
+
+def test_squad_scores_rank_by_hand(squad):
+    paras, qs, para_vecs, question_vecs = squad
+    asked = [q for q in qs if not q.is_impossible][:40]
+    scores = plots.squad_scores(paras, asked, para_vecs, question_vecs, qs)
+    assert list(scores) == list(plots.SQUAD_SETUPS)
+    bm25 = BM25Index([p.text for p in paras], [p.doc_id for p in paras])
+    row = {q.qid: n for n, q in enumerate(qs)}
+    own = {p.doc_id: n for n, p in enumerate(paras)}
+    for n, q in enumerate(asked):
+        # MiniLM: the gold paragraph's rank is one more than the number of
+        # paragraphs whose cosine is higher
+        cosines = para_vecs @ question_vecs[row[q.qid]]
+        rank = 1 + int((cosines > cosines[own[q.doc_id]]).sum())
+        assert scores["MiniLM"]["mrr"][n] == (1 / rank if rank <= 10 else 0.0)
+        assert scores["MiniLM"]["hit"][n] == float(rank <= 3)
+        top = [i for i, _ in bm25.search(q.question, 3)]
+        assert scores["bm25"]["hit"][n] == float(q.doc_id in top)
+    for name in plots.SQUAD_SETUPS:  # a hit at 3 is a reciprocal rank of 1/3 or more
+        for rr, hit in zip(scores[name]["mrr"], scores[name]["hit"]):
+            assert hit == float(rr >= 1 / 3 - 1e-12), name
+
+
+def test_squad_table_and_gaps_on_made_up_scores():
+    scores = {"bm25": {"mrr": [1.0, 1.0, 0.5, 0.0], "hit": [1.0, 1.0, 1.0, 0.0]},
+              "MiniLM": {"mrr": [0.5, 0.5, 0.5, 0.5], "hit": [1.0, 1.0, 1.0, 1.0]}}
+    paragraphs = ["a", "a", "b", "b"]
+    table = plots.squad_table(scores, paragraphs)
+    assert table.loc[("bm25", "MRR@10"), "mean"] == 0.625
+    assert table.loc[("MiniLM", "hit@3"), "mean"] == 1.0
+    constant = table.loc[("MiniLM", "hit@3")]
+    assert constant[["by question low", "by paragraph high"]].tolist() == [1.0, 1.0]
+    row = table.loc[("bm25", "hit@3")]
+    width = (row["by paragraph high"] - row["by paragraph low"]) / (
+        row["by question high"] - row["by question low"])
+    assert math.isclose(row["wider by"], width)
+    gaps = plots.squad_gaps(scores, paragraphs, others=("MiniLM",))
+    assert gaps.loc["MiniLM", "gap"] == 0.125  # 0.625 - 0.5
+    # paragraph a gains 0.5 twice, b 0 and -0.5: draws of two paragraphs
+    assert gaps.loc["MiniLM", ["by paragraph low", "by paragraph high"]].tolist() == \
+        [-0.25, 0.5]
+
+
+def test_squad_declined_counts_the_readers_refusals(squad):
+    from ragkit.answer import grounded_answer
+    from ragkit.chunking import Chunk
+
+    paras, qs, _, _ = squad
+    some = qs[:30]
+    bm25 = BM25Index([p.text for p in paras], [p.doc_id for p in paras])
+    text = {p.doc_id: p.text for p in paras}
+    want = sum(grounded_answer(q.question, [Chunk(i, i, text[i]) for i, _ in
+                                            bm25.search(q.question, 3)]).abstained
+               for q in some)
+    assert plots.squad_declined(paras, some) == want
