@@ -234,3 +234,123 @@ def test_squad_declined_counts_the_readers_refusals(squad):
                                             bm25.search(q.question, 3)]).abstained
                for q in some)
     assert plots.squad_declined(paras, some) == want
+
+
+# ------------------------------------------- 07's prose, beyond its checks
+# Notebook 07's check cells assert each paragraph's headline numbers; the
+# tests below recompute the same tables with the same helpers and assert
+# the rest of what the prose states.
+
+SIZES = [4, 6, 8, 12, 16, 24, 32, 40, 48, 60]  # Figure 7.1's sizes
+
+
+@pytest.fixture(scope="module")
+def study(docs, questions):
+    from ragkit.evaluation import chunk_size_study
+
+    pages = [q.doc_id for q in questions]
+    table = chunk_size_study(docs, questions, SIZES)
+    return plots.chunk_size_figure(table, pages, "Figure 7.1: as in notebook 07")[:2]
+
+
+def test_notebook_07_answer_layer_and_modes(noted_retriever, questions, docs):
+    from ragkit.corpus import load_unanswerable
+
+    answers, declined = plots.answer_layers(noted_retriever, questions, load_unanswerable())
+    wrong = answers[~answers["correct"]]
+    assert (len(answers), int(answers["correct"].sum()), int(wrong["retrieved"].sum())) \
+        == (43, 37, 4)
+    assert answers["cited_ok"].mean() == 1.0 and len(declined) == 13
+    modes = plots.mode_table(Retriever(chunk_documents(docs, "sentence", size=25)),
+                             noted_retriever, questions)
+    assert (modes["n"] == 43).all() and (modes["recall"] == modes["hit"]).all()
+    assert modes.loc["hybrid", "mrr"] > modes.loc[["bm25", "dense"], "mrr"].max()
+    assert modes["mrr"].idxmax() == "hybrid + context"
+
+
+def test_notebook_07_chunk_size_figure_and_paired_gaps(study, docs, questions):
+    table, best = study
+    at = table.set_index(["chunker", "size"])
+    hit, stored = at["hit"].round(3), at["words_stored"]
+    assert at.loc[("fixed", 4), "hit"] == 2 / 43
+    assert all(hit["overlap", s] > hit["fixed", s] for s in SIZES[2:])
+    assert (hit["overlap", 32], hit["sentence", 4]) == (0.930, 0.907)
+    assert at.loc[("sentence", 4), "chunks"] == 105
+    assert sum(len(d.text.split()) for d in docs) == 1988
+    assert set(stored["fixed"]) == set(stored["sentence"]) == {1988}
+    assert (stored["overlap", 32], round(100 * (2540 / 1988 - 1))) == (2540, 28)
+    assert stored["overlap"].idxmin() == 6 and (6 // 4, 8 // 4) == (1, 2)
+    assert hit["overlap", 32] < hit["sentence", 32]
+    low, high = at.loc[("sentence", 32), ["low", "high"]].round(3)
+    assert (low, high, round(high - low, 3), round(1 / 43, 3)) == (0.897, 1.0, 0.103, 0.023)
+    pages = [q.doc_id for q in questions]
+    per_page = pd.Series(pages).value_counts()
+    assert (len(pages), len(per_page), per_page.max()) == (43, 15, 8)
+    one = np.subtract(at.loc[("sentence", 32), "hits"], at.loc[("overlap", 32), "hits"])
+    assert {q.qid: (p, d) for q, p, d in zip(questions, pages, one) if d} == {
+        "q18": ("electronics", -1), "q42": ("electronics", 1), "q24": ("textiles", 1)}
+    paired = plots.paired_gaps(table, pages, [("overlap", "fixed", 24),
+                                              ("sentence", "overlap", 24),
+                                              ("sentence", "overlap", 32)])
+    assert 0.05 < (paired["high"] - paired["low"]).min() and round(0.05 * 43) == 2
+
+
+def test_notebook_07_fixed_window_cuts(docs, questions):
+    fates = plots.fixed_window_fates(docs, questions, [8, 12, 16, 24])
+    counts = plots.fate_counts(fates)
+    assert counts.loc[8, "answers cut"] > len(questions) / 2
+    assert counts.loc[24, "answers cut"] > counts.loc[24, "whole but missed"]
+
+
+def test_notebook_07_own_corpus_and_a15():
+    from pathlib import Path
+
+    from ragkit.evaluation import evaluate_files, first_gold_ranks
+    from ragkit.retrieval import MODES
+
+    allotments = Path(__file__).resolve().parents[1] / "data" / "allotments"
+    own = evaluate_files(allotments, k=3).set_index("mode")
+    assert [own.attrs[key] for key in ("documents", "questions", "unanswerable")] == \
+        [9, 17, 5]
+    assert (own.loc["bm25"] == own.loc["hybrid"]).all() and round(1 / 17, 3) == 0.059
+    allot = Retriever(chunk_documents(load_documents(allotments), "sentence", size=25))
+    a15 = [q for q in load_questions(allotments) if q.qid == "a15"]
+    assert first_gold_ranks(allot, a15, MODES, depth=3).isna().all(None)
+    gold = relevant_chunk_ids(allot.chunks, a15[0].answer)
+    assert gold and all("strimmer" not in allot.by_id[i].text.lower() for i in gold)
+
+
+def test_notebook_07_squad_numbers(squad):
+    paras, qs, para_vecs, question_vecs = squad
+    asked = [q for q in qs if not q.is_impossible]
+    traps = [q for q in qs if q.is_impossible]
+    assert (len(paras), len(qs), len(asked), len(traps)) == (87, 626, 293, 333)
+    assert para_vecs.shape == (87, 384) and question_vecs.shape == (626, 384)
+    assert len(paras) + len(qs) == 713
+    assert qs[0].question == "In what country is Normandy located?"
+    assert qs[0].doc_id == paras[0].doc_id
+    assert "Normandy" in paras[0].text and "France" in paras[0].text
+    scores = plots.squad_scores(paras, asked, para_vecs, question_vecs, qs)
+    paragraph = [q.doc_id for q in asked]
+    per_paragraph = pd.Series(paragraph).value_counts()
+    assert (len(per_paragraph), per_paragraph.min(), per_paragraph.max()) == (87, 1, 5)
+    table = plots.squad_table(scores, paragraph)
+    wider = table["wider by"].round(2).sort_index().drop("bm25")
+    assert (wider.min(), wider.max()) == (0.98, 1.15)
+    bm25 = table.loc[("bm25", "MRR@10"), ["by paragraph low", "by paragraph high"]]
+    assert bm25.round(3).tolist() == [0.833, 0.909]
+    missed = {name: pd.Series([p for p, h in zip(paragraph, scores[name]["hit"]) if not h])
+              for name in ("bm25", "MiniLM")}
+    assert [(len(m), m.nunique()) for m in missed.values()] == [(19, 13), (43, 34)]
+    assert missed["bm25"].value_counts().iloc[:4].sum() == 10
+    gaps = plots.squad_gaps(scores, paragraph)
+    assert gaps[["by paragraph low", "by paragraph high"]].round(3).values.tolist() == [
+        [0.038, 0.127], [-0.011, 0.044]]
+    mrr = table.xs("MRR@10", level="metric")["mean"]
+    assert mrr.idxmax() == "bm25" and mrr["MiniLM"] < mrr["RRF bm25+MiniLM"] < mrr["bm25"]
+    hit3 = table.xs("hit@3", level="metric")
+    assert (hit3["mean"] * 293).round()[["RRF bm25+MiniLM", "bm25"]].tolist() == [276, 274]
+    for a, b in (("RRF bm25+MiniLM", "bm25"), ("bm25", "RRF bm25+MiniLM")):
+        assert hit3.loc[a, "by question low"] < hit3.loc[b, "mean"] \
+            < hit3.loc[a, "by question high"]
+    assert 9 / 333 < 16 / 293  # the declined counts, asserted in the notebook
