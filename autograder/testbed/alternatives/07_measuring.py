@@ -3,26 +3,22 @@
 # section is the whole source of that solution cell.
 
 # %% nb07_hit_recall
-def _valid_k(k):
-    if type(k) is not int:
-        raise TypeError("k has to be a plain int, not " + type(k).__name__)
-    if k <= 0:
-        raise ValueError("k has to be positive, k=" + str(k))
-    return k
-
-
 def hit_at_k(ids, gold, k):
-    """Is any gold id in the top k? 1.0 or 0.0."""
-    top = set(ids[:_valid_k(k)])
-    return float(bool(top & set(gold)))
+    """1.0 when a gold id is among the first k of ids, else 0.0."""
+    check_int(k, "k", least=1)
+    wanted = set(gold)
+    hit = len(wanted & set(ids[:k])) > 0
+    return 1.0 if hit else 0.0
 
 
 def recall_at_k(ids, gold, k):
-    """How many distinct gold ids the top k holds, as a share."""
-    top = ids[:_valid_k(k)]
+    """Share of the distinct gold ids found in the first k of ids."""
+    check_int(k, "k", least=1)
     wanted = set(gold)
-    hits = sum(1 for doc in wanted if doc in top)
-    return hits / len(wanted) if wanted else 0.0
+    if not wanted:
+        return 0.0  # nothing to find, and no division by zero
+    found = {doc for rank, doc in enumerate(ids, 1) if rank <= k} & wanted
+    return len(found) / len(wanted)
 
 # %% nb07_mrr
 def mrr(ids, gold, k=None):
