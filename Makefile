@@ -105,7 +105,7 @@ test: $(SANDBOX) $(BROWSER) $(HUB_RUNTIME)
 
 ## [maintainers] rebuild release/ and notebooks/ after editing a master
 ## (release/ by nbgrader generate_assignment, notebooks/ by running the
-## masters). CORE=1 releases the lab's core path only (60 points; the
+## masters). CORE=1 releases the lab's core path only (32 points; the
 ## extensions come worked and ungraded); make grade then grades that edition
 build: $(STAMP)
 	$(BIN)/python tools/build.py $(if $(filter 1,$(CORE)),--core)

@@ -16,7 +16,7 @@ and a fixed note in place of the output of a cell tagged nbval-ignore-output,
 a timing), so the tests can rebuild into a temporary folder and compare.
 
 With --core (make build CORE=1), release/lab is the core edition: the
-parts marked `core` are graded (60 points) and the extensions come worked,
+parts marked `core` are graded (32 points) and the extensions come worked,
 for a week with no time for them (autograder/scoring/editions.py); `make grade`
 then grades that edition. notebooks/ is the same in both.
 

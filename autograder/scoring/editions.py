@@ -2,9 +2,10 @@
 
 Every graded part of a lab master is marked `core` or `extension` twice: in
 its heading (`## Part A (6 points) · core`) and on its solution cells
-(metadata `course.path`). The core parts build the pipeline end to end
-(chunk, BM25, dense, fusion, rerank, the metrics and the chunk-size study,
-the loop) and are worth 60 points; the extensions carry the rest.
+(metadata `course.path`). The six core parts build the pipeline end to end,
+one idea each (the chunker's window step, the BM25 term, the RRF sum,
+MaxSim, the loop's round limit, the metric's cut-off), and are worth 32
+points; the extensions carry the rest.
 
     make build CORE=1     releases the core edition (release/ as students get it)
     make grade            grades the edition that release/ holds
