@@ -29,6 +29,7 @@ TINY = chunk_documents(TINY_DOCS, "sentence", size=5)
 PUMP = Question("q1", "Is the pump red?", "pump is red", "p", "literal")
 LID = Question("q2", "Is the lid blue?", "lid is blue", "l", "literal")
 ODD = Question("q3", "Is the pump blue?", "pump is green", "p", "literal")
+PURPLE = Question("q4", "Is the pump red?", "pump is purple", "p", "literal")
 
 
 @pytest.fixture(autouse=True)
@@ -81,8 +82,8 @@ def test_feed_table_counts_answers_right_answers_and_words():
 
 def test_missed_questions_lists_the_misses_with_gold_and_overlap():
     feeds = {"first": lambda text: TINY[:1], "all": lambda text: TINY}
-    got = plots.missed_questions([PUMP, LID, ODD], feeds, TINY)
-    assert list(got.index) == ["q2", "q3"]  # q1 is right with both feeds
+    got = plots.missed_questions([PUMP, LID, ODD, PURPLE], feeds, TINY)
+    assert list(got.index) == ["q2", "q3", "q4"]  # q1 is right with both feeds
     assert got.loc["q2"].to_dict() == {"first": "declined", "gold in first": False,
                                        "all": "right", "gold in all": True,
                                        "most shared": 2}
@@ -90,6 +91,10 @@ def test_missed_questions_lists_the_misses_with_gold_and_overlap():
     assert got.loc["q3"].to_dict() == {"first": "declined", "gold in first": False,
                                        "all": "declined", "gold in all": False,
                                        "most shared": 1}
+    # q4 is answered with the pump sentence, which lacks its gold text
+    assert got.loc["q4"].to_dict() == {"first": "wrong", "gold in first": False,
+                                       "all": "wrong", "gold in all": False,
+                                       "most shared": 2}
 
 
 def test_reader_table_weighs_concepts_by_the_stated_rule():
@@ -102,6 +107,10 @@ def test_reader_table_weighs_concepts_by_the_stated_rule():
     assert math.isclose(row["pump sentence"], 2 * math.log(3))
     assert math.isnan(row["lid sentence"]) and row["quoted"] == TINY[0].chunk_id
     assert pd.isna(got.loc["lid", "quoted"])  # nothing to quote: the reader declines
+    # each sentence shares one concept with "Is the pump blue?": no candidate
+    odd = plots.reader_table(ODD.question, {"all": TINY}, [], {"pump": TINY[0].chunk_id,
+                                                              "lid": TINY[1].chunk_id})
+    assert odd.loc["all", ["pump", "lid"]].isna().all()
 
 
 def test_reader_table_agrees_with_the_readers_own_best_score(help_centre):
@@ -197,6 +206,9 @@ def test_ablation_figure_draws_the_means_with_intervals_around_them():
     # page x holds q1 and q2 and page y holds q3, so a draw of pages gives
     # means between the pages' own means, and every mean of a whole draw
     assert (got["low"] >= 0).all() and (got["high"] <= 1).all()
+    # step a's recall is 1, 0, 1: a draw of whole pages never falls below 0.5,
+    # while single questions would reach 0 (q2 three times, 1 in 27)
+    assert got.loc[0, "low"] >= 0.5
     ax = plt.gcf().axes[0]
     assert ax.get_title() == "Figure 9.1: test"
     assert sorted(round(p.get_height(), 6) for p in ax.patches) == [round(2 / 3, 6)] * 4
@@ -217,6 +229,9 @@ def test_paired_gains_score_the_difference_per_question():
     # recall a -> b: q2 up, q3 down; correct: q2 up, q3 down
     assert got["gain"].tolist()[:2] == [0.0, 0.0]
     assert got[["up", "down"]].values.tolist()[:2] == [[1, 1], [1, 1]]
+    # correct a -> b per question: 0, +1, -1; by page x (0, +1) and y (-1) the
+    # mean never tops 0.5, while single questions reach +1 (1 in 27)
+    assert got.loc[1, "high"] <= 0.5 < got.loc[1, "high by question"] == 1.0
     same = got.iloc[2:]
     assert (same[["gain", "low", "high", "low by question", "high by question"]] == 0
             ).all().all() and (same[["up", "down"]] == 0).all().all()
