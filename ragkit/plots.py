@@ -30,7 +30,7 @@ from matplotlib.patches import FancyBboxPatch
 from . import cost as _cost
 from .answer import concepts_of, grounded_answer, sentence_pool
 from .metrics import relevant_chunk_ids
-from .rag_models import grade_answers
+from .rag_models import answer_is_correct, grade_answers
 from .retrieval import Retriever
 
 
@@ -98,6 +98,8 @@ def missed_questions(questions, feeds: dict, chunks) -> pd.DataFrame:
     or `declined`) and whether the chunks it was handed hold the gold
     chunk of `chunks`; then `most shared`, the most concept words any
     sentence of `chunks` shares with the question (the reader needs 2)."""
+    if not questions:
+        raise ValueError("questions must hold at least one question")
     pool = sentence_pool(chunks)
     rows = {}
     for q in questions:
@@ -106,8 +108,7 @@ def missed_questions(questions, feeds: dict, chunks) -> pd.DataFrame:
         for name, fetch in feeds.items():
             handed = fetch(q.question)
             answer = grounded_answer(q.question, handed)
-            said = not answer.abstained
-            right = said and q.answer.lower() in answer.text.lower()
+            right, said = answer_is_correct(answer, q.answer), not answer.abstained
             row[name] = "right" if right else "wrong" if said else "declined"
             row[f"gold in {name}"] = bool(gold & {c.chunk_id for c in handed})
         wanted = concepts_of(q.question)
@@ -207,7 +208,7 @@ def fates(questions, chunks, mode: str, ks) -> pd.DataFrame:
         for k in ks:
             ids = retriever.search(q.question, k=k, mode=mode)
             answer = grounded_answer(q.question, [retriever.by_id[i] for i in ids])
-            right = not answer.abstained and q.answer.lower() in answer.text.lower()
+            right = answer_is_correct(answer, q.answer)
             row[k] = "right" if right else "reader" if gold & set(ids) else "retrieval"
         rows[q.qid] = row
     return pd.DataFrame.from_dict(rows, orient="index")
@@ -219,6 +220,8 @@ def ceiling_figure(fates_by_mode: dict, title: str) -> dict:
     (recall@k when each question has one relevant chunk) and the share
     answered right, with the reader's and retrieval's failures shaded.
     Returns, per mode, the counts of questions (found, right) per k."""
+    if not fates_by_mode:
+        raise ValueError("fates_by_mode must hold at least one mode's table")
     fig, axes = plt.subplots(1, len(fates_by_mode), figsize=(10, 3.8), sharey=True,
                              layout="constrained")
     counts = {}
@@ -308,9 +311,22 @@ def outcome_counts(table: pd.DataFrame, n_answerable: int, n_unanswerable: int
 def per_question(runs: pd.DataFrame, step: str, score: str) -> tuple[np.ndarray, list]:
     """One step's score on each answerable question of `runs` (`recall`, or
     `correct` as 1.0 / 0.0), in the runs' order, and those questions' qids."""
+    if score not in ("recall", "correct"):
+        raise ValueError(f"score must be 'recall' or 'correct' (got {score!r})")
     part = runs[(runs["step"] == step) & runs["answerable"]]
+    if part.empty:
+        raise ValueError(f"step {step!r} has no answerable rows in runs")
     values = (part["outcome"] == "correct") if score == "correct" else part["recall"]
     return values.to_numpy(dtype=float), list(part["qid"])
+
+
+def _pages_of(qids, pages: dict) -> list:
+    """The page of each question, in order; every question needs one."""
+    missing = [q for q in qids if q not in pages]
+    if missing:
+        raise ValueError(f"pages gives no page for {len(missing)} question(s), "
+                         f"such as {missing[0]!r}")
+    return [pages[q] for q in qids]
 
 
 def ablation_figure(runs: pd.DataFrame, pages: dict, title: str) -> pd.DataFrame:
@@ -323,7 +339,7 @@ def ablation_figure(runs: pd.DataFrame, pages: dict, title: str) -> pd.DataFrame
     for step in steps:
         for score in ["recall", "correct"]:
             values, qids = per_question(runs, step, score)
-            low, high = cluster_bootstrap_interval(values, [pages[q] for q in qids],
+            low, high = cluster_bootstrap_interval(values, _pages_of(qids, pages),
                                                    level=0.95, n_boot=2000, seed=9)
             rows.append({"step": step, "score": score, "mean": values.mean(),
                          "low": low, "high": high})
@@ -359,7 +375,7 @@ def paired_gains(runs: pd.DataFrame, pairs, pages: dict) -> pd.DataFrame:
             (a, qids), (b, _) = per_question(runs, after, score), per_question(runs, before,
                                                                               score)
             mean, low, high = paired_difference(a, b, seed=9,
-                                                clusters=[pages[q] for q in qids])
+                                                clusters=_pages_of(qids, pages))
             _, q_low, q_high = paired_difference(a, b, seed=9)  # beside the clustered one
             rows.append({"from": before, "to": after, "score": score, "gain": mean,
                          "low": low, "high": high, "low by question": q_low,
@@ -371,10 +387,13 @@ def paired_gains(runs: pd.DataFrame, pairs, pages: dict) -> pd.DataFrame:
 def failure_table(retriever, runs: pd.DataFrame, step: str, questions: dict) -> pd.DataFrame:
     """Every question one step of `runs` got wrong (an answerable one without
     a right reply, or an unanswerable one it answered), re-run through
-    ragkit.failures.record_question with that step's mode (k=3, depth 50)
-    and triaged: qid, the first gold chunk's rank, the stage and its column
-    of notebook 08's Figure 8.1. `questions` maps qid -> question."""
+    ragkit.failures.record_question with `step` as the search mode (so a
+    step named after a Retriever mode, such as "bm25"; k=3, depth 50) and
+    triaged: qid, the first gold chunk's rank, the stage and its column of
+    notebook 08's Figure 8.1. `questions` maps qid -> question."""
     part = runs[runs["step"] == step]
+    if part.empty:
+        raise ValueError(f"step {step!r} has no rows in runs")
     failed = part[part["answerable"] & (part["outcome"] != "correct")
                   | ~part["answerable"] & (part["outcome"] != "abstained")]
     rows = []

@@ -253,3 +253,16 @@ def test_failure_table_triages_every_wrong_reply_of_the_step():
         # an unanswerable question has no gold chunk: its reply is the reader's fault
         if qid.startswith("u"):
             assert (stage, column) == ("should have abstained", "reader")
+
+
+def test_bad_arguments_are_refused_by_name():
+    checks = [(plots.missed_questions, ([], {"all": lambda text: TINY}, TINY), "questions"),
+              (plots.ceiling_figure, ({}, "Figure 2.2: test"), "fates_by_mode"),
+              (plots.per_question, (TOY_RUNS, "a", "rr"), "score"),
+              (plots.per_question, (TOY_RUNS, "zzz", "recall"), "step"),
+              (plots.ablation_figure, (TOY_RUNS, {"q1": "x"}, "Figure 9.1: test"), "pages"),
+              (plots.paired_gains, (TOY_RUNS, [("a", "b")], {}), "pages"),
+              (plots.failure_table, (None, TOY_RUNS, "zzz", {}), "step")]
+    for function, args, name in checks:
+        with pytest.raises(ValueError, match=name):
+            function(*args)
