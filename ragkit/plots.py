@@ -24,15 +24,19 @@ import pandas as pd
 from matplotlib.patches import FancyBboxPatch
 
 from . import ann, chunking, rerank
+from . import cost as _cost
 from .agent import agent_answer
 from .answer import concepts_of, grounded_answer, sentence_pool
 from .bm25 import BM25Index
 from .checks import check_int, check_str
 from .corpus import Document
+from .evaluation import cluster_bootstrap_interval, paired_difference
+from .failures import COLUMN, record_question, triage
 from .fusion import rrf
 from .metrics import first_relevant_rank, relevant_chunk_ids
+from .rag_models import answer_is_correct, grade_answers
 from .reference import fresh
-from .retrieval import evaluate
+from .retrieval import Retriever, evaluate
 from .text import split_sentences, tokenize
 
 
@@ -48,21 +52,6 @@ def _check_title(title: object) -> None:
 # ---------------------------------------------------------------------------
 # 01 and 02: why retrieval, the pipeline
 # ---------------------------------------------------------------------------
-
-import math as _math
-from collections import Counter as _Counter
-
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-from matplotlib.patches import FancyBboxPatch
-
-from . import cost as _cost
-from .answer import concepts_of, grounded_answer, sentence_pool
-from .metrics import relevant_chunk_ids
-from .rag_models import answer_is_correct, grade_answers
-from .retrieval import Retriever
-
 
 def cost_figure(documents, title: str, tokens_per_word: float = _cost.TOKENS_PER_WORD,
                 k: int = _cost.TOP_K, chunk_words: int = _cost.CHUNK_WORDS) -> dict:
@@ -161,12 +150,12 @@ def reader_table(question: str, contexts: dict, words, sentences: dict
     rows = {}
     for label, chunks in contexts.items():
         pool = sentence_pool(chunks)
-        df = _Counter(c for _, _, found in pool for c in found)
+        df = Counter(c for _, _, found in pool for c in found)
         scores = {}
         for chunk_id, _, found in pool:
             shared = sorted(wanted & found)
             if len(shared) >= 2:  # fewer shared concepts: not a candidate
-                score = _math.fsum(_math.log(1 + len(pool) / df[c])
+                score = math.fsum(math.log(1 + len(pool) / df[c])
                                    for c in shared)
                 scores[chunk_id] = max(score, scores.get(chunk_id, 0.0))
         row = {"sentences": len(pool)}
@@ -1634,10 +1623,6 @@ def leak_table(shared, golds: dict[str, str], audience_of: dict[str, str],
 # ---------------------------------------------------------------------------
 # 09: the project
 # ---------------------------------------------------------------------------
-
-from .evaluation import cluster_bootstrap_interval, paired_difference
-from .failures import COLUMN, record_question, triage
-
 
 def outcome_counts(table: pd.DataFrame, n_answerable: int, n_unanswerable: int
                    ) -> pd.DataFrame:
