@@ -17,6 +17,7 @@ words are runs of letters or digits; minutes are the words at 180 a minute,
 rounded up. The core path must read at 200 words a minute or slower over
 the whole, and 250 or slower in every notebook.
 """
+import math
 import re
 from pathlib import Path
 
@@ -35,12 +36,12 @@ LAB = sorted((ROOT / "source" / "lab").glob("*.ipynb"))
 HEAD = "**After this notebook you can:**"
 OBJECTIVE = re.compile(r"^(\d+)\.\s+\S", re.M)
 LAB_TIME = re.compile(r"^\*\*Time:\*\* about (\d+) min reading, (\d+) min for the core "
-                      r"parts, (\d+) min for the exercises on the core path, (\d+) min "
+                      r"lab, (\d+) min for the exercises on the core path, (\d+) min "
                       r"for the extensions\.$", re.M)
 SHORT_TIME = re.compile(r"^\*\*Time:\*\* about (\d+) min\.$", re.M)
 PART = re.compile(r"^#{1,6}\s+Part\s+\w+\s*\([\d.]+\s+points?\)\s*·\s*(core|extension)",
                   re.M)
-COLUMNS = ("reading", "core parts", "core exercises", "extensions")
+COLUMNS = ("reading", "core lab", "core exercises", "extensions")
 COUNTED = COLUMNS[:3]  # counted by tools/week_plan.py
 WEEK_MINUTES = 600
 
@@ -165,13 +166,13 @@ def test_each_lab_notebooks_minutes_match_the_readme_and_the_count(path):
     nb = nbformat.read(path, as_version=4)
     kinds = {m for c in nb.cells if c.cell_type == "markdown"
              for m in PART.findall(c.source)}
-    for kind, minutes, column in (("core", said[1], "core parts"),
-                                  ("extension", said[3], "extensions")):
-        if kind in kinds:
-            assert minutes > 0, f"{name} has '· {kind}' parts but plans 0 min for the {column}"
-        else:
-            assert minutes == 0, \
-                f"{name} has no '· {kind}' part but plans {minutes} min for the {column}"
+    if "core" in kinds:
+        assert said[1] >= week_plan.PART_SETUP * len(week_plan.core_solution_lines(nb)), \
+            f"{name} has '· core' parts but plans only {said[1]} min for the core lab"
+    if "extension" in kinds:
+        assert said[3] > 0, f"{name} has '· extension' parts but plans 0 min for them"
+    else:
+        assert said[3] == 0, f"{name} has no '· extension' part but plans {said[3]} min"
 
 
 @pytest.mark.parametrize("path", LAB, ids=lambda p: p.name)
@@ -197,18 +198,21 @@ def test_the_core_path_reads_at_200_words_a_minute_or_slower():
     assert f"at {week_plan.RATE} words a minute" in " ".join(text.split())
 
 
-def test_the_readme_states_the_part_rule_and_its_example():
-    """README.md's rule for the core parts is the one tools/week_plan.py
+def test_the_readme_states_the_lab_rule_and_its_example():
+    """README.md's rule for the core lab is the one tools/week_plan.py
     applies, and its example (06's loop) is computed."""
     nb = nbformat.read(ROOT / "source/lab/06_agentic.ipynb", as_version=4)
     loop = [p for p in week_plan.parts_of(nb) if p.name == "Part F"][0]
-    lines = sum(week_plan._counted_lines(nb.cells[i].source, None) for i in loop.answers)
-    minutes = week_plan.PART_SETUP + week_plan.PER_LINE * lines
+    lines = sum(week_plan.solution_lines(nb.cells[i].source) for i in loop.answers)
+    given = sum(week_plan.scaffold_lines(nb.cells[i].source) for i in loop.answers)
     text = " ".join(section(README, "### The week, hour by hour").split())
-    assert f"{week_plan.PART_SETUP} minutes to read the task" in text
-    assert week_plan.PER_LINE == 0.5 and "half a minute per line" in text
-    assert f"06's loop, {lines} lines, is planned at {minutes:g} minutes" in text, \
-        f"README.md should time 06's loop at {lines} lines, {minutes:g} min"
+    assert (week_plan.PART_SETUP, week_plan.PER_LINE, week_plan.CODE_LINES_PER_MINUTE) \
+        == (5, 1, 20)
+    assert "5 minutes to read the task" in text and "a minute per line the student writes" \
+        in text and "a minute per 20 lines" in text
+    said = (f"06's loop: the student writes {lines} lines inside {given} given ones, "
+            f"{week_plan.PART_SETUP + lines} minutes")
+    assert said in text, f"README.md should say {said!r}"
 
 
 def test_at_least_four_exercises_are_on_the_core_path():
@@ -313,7 +317,7 @@ def test_the_readme_tables_add_up():
         said = f"takes {minutes} minutes ({minutes - WEEK_MINUTES} over the seed's ten hours)"
         assert said in " ".join(section(README, "### The week, hour by hour").split()), \
             f"{where}: the week is {minutes} min; the README must say {said!r}"
-    for word, column in (("prose", 0), ("core parts", 1), ("exercises on the core path", 2)):
+    for word, column in (("prose", 0), ("core lab", 1), ("exercises on the core path", 2)):
         assert minutes_of(rows, word, where) == total[column], \
             f"{where}: the week gives {word} {minutes_of(rows, word, where)} min, " \
             f"the notebooks' {COLUMNS[column]} add to {total[column]}"
@@ -361,27 +365,30 @@ def toy_lab() -> nbformat.NotebookNode:
         md("## Exercises\n\n1. **One** (core path, about 10 min)"), code("ex = 1")])
 
 
-def test_the_strict_rule_counts_what_it_says():
+def test_the_lab_rule_counts_what_it_says():
     """Ungraded core-path code leaves out the parts (demo included), going
-    further and exercises, and blank lines; a core part is 5 min + 1 a line."""
+    further and exercises, and blank lines, and takes the given lines of a
+    scaffold; a core part is 5 min + 1 a line the student writes."""
     nb = toy_lab()
     assert week_plan.ungraded_code_lines(nb) == 3 + 1  # the given `def` line
     assert week_plan.core_solution_lines(nb) == [3]
-    assert week_plan.strict_lab_minutes(nb) == (5 + 3) + 1 + 10
-    assert week_plan.core_part_minutes(nb) == 5  # the lighter rule: 3 + 0.5 * 4
+    assert week_plan.core_part_minutes(nb) == 5 + 3
+    assert week_plan.core_lab_minutes(nb) == math.ceil(5 + 3 + 4 / 20)
+    assert week_plan.exercise_minutes(nb) == [10]
 
 
-def test_the_readme_states_the_strict_lab_count():
-    """README.md gives the stricter rule and what it counts today, truthfully."""
+def test_the_core_lab_fits_the_seeds_two_hours():
+    """The core lab and the core exercises fit the seed's 120 lab minutes,
+    and README.md says what they count, truthfully."""
     rows = week_plan.plan().values()
+    lab = sum(r["core lab"] for r in rows)
+    exercises = sum(r["core exercises"] for r in rows)
+    assert lab + exercises <= 120 == week_plan.SEED_LAB_MINUTES, \
+        f"the core lab takes {lab} min and its exercises {exercises}: over two hours"
     text = " ".join(section(README, "### The week, hour by hour").split())
-    lines = sum(r["solution lines"] for r in rows)
-    code = sum(r["code lines"] for r in rows)
-    minutes = sum(r["strict lab"] for r in rows)
-    stated = (f"{lines} solution lines, {code:,} lines of ungraded code and "
-              f"{sum(r['exercises'] for r in rows)} core exercises: {minutes} minutes "
-              f"against the seed's {week_plan.SEED_LAB_MINUTES}")
+    stated = (f"{sum(r['core parts'] for r in rows)} core parts in which the student writes "
+              f"{sum(r['solution lines'] for r in rows)} lines, "
+              f"{sum(r['code lines'] for r in rows):,} lines of given code to run and read, "
+              f"and {sum(r['exercises'] for r in rows)} core exercises: "
+              f"{lab + exercises} minutes against the seed's 120")
     assert stated in text, f"README.md should say {stated!r}"
-    assert (week_plan.STRICT_PART_SETUP, week_plan.STRICT_PER_LINE,
-            week_plan.CODE_LINES_PER_MINUTE) == (5, 1, 20)
-    assert "5 minutes plus a minute per line" in text and "a minute per 20 lines" in text

@@ -29,30 +29,33 @@ rounded *up* to whole minutes, so no notebook is planned faster than
 `RATE`. Figures and result tables are not counted as words:
 they are read beside the code that draws them, during the lab's time.
 
-**The lab's core parts.** Each part marked `core` is timed as
-`PART_SETUP` minutes to read its task, run its demo and its checks, plus
-`PER_LINE` of a minute per line of its reference solution (the code of its
-solution cells without blank lines, comments and docstrings): about two
-lines of working code a minute. A notebook's core parts add up, rounded up
-to whole minutes.
+**The lab's core path.** Counted like a student works, not like an expert
+types:
+
+* each part marked `core` takes `PART_SETUP` minutes (read the task, run
+  its demo and its checks) plus `PER_LINE` a line the student writes: one
+  line a minute (type it, get it wrong once, fix it). In a scaffolded
+  solution cell, the student's lines are those between nbgrader's
+  `### BEGIN SOLUTION` and `### END SOLUTION` markers; the lines given
+  around them are read and run, so they count as ungraded code. Lines
+  leave out blanks, comments and docstrings.
+* the *ungraded code on the core path* takes a minute per
+  `CODE_LINES_PER_MINUTE` lines that are not blank (run it, skim it, read
+  its output): every code cell outside the graded parts (a part runs from
+  its heading to its last graded cell, its demo included) and outside the
+  sections the reading rule leaves out (going further, exercises,
+  discussion questions, references). Setup and check cells count.
+
+A notebook's *core lab* is the two added and rounded up to whole minutes.
+(Until issue 56 the plan timed a part at 3 minutes plus half a minute a
+line of its whole solution, two lines of working code a minute, and gave
+the code between the parts no time at all: 128 minutes for a lab that
+this rule counted at 416.)
 
 **Exercises on the core path.** An exercise whose title is followed by
-`(core path, about N min` is on the core path, and N is its time.
-
-**The stricter lab rule (issue 56), printed beside the plan.** The rule
-above gives two lines of working code a minute and no time at all to the
-code a student runs between the parts. Counted more like a student works,
-a core part takes `STRICT_PART_SETUP` minutes plus `STRICT_PER_LINE` a
-line of its reference solution (one line a minute: type it, get it wrong
-once, fix it); the *ungraded code on the core path* takes a minute per
-`CODE_LINES_PER_MINUTE` lines (run it, skim it, read its output); and each
-core exercise its stated minutes. Ungraded code on the core path is every
-code cell outside the graded parts (a part runs from its heading to its
-last graded cell, its demo included) and outside the sections the reading
-rule leaves out (going further, exercises, discussion questions,
-references); a line is any line that is not blank. The time lines and the
-README's plan still use the lighter rule; this count says how far the
-core lab is from the seed's two hours under the stricter one.
+`(core path, about N min` is on the core path, and N is its time. The
+core lab and the core exercises together must fit the seed's two lab
+hours (`SEED_LAB_MINUTES`).
 """
 from __future__ import annotations
 
@@ -72,10 +75,8 @@ from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  #
 RATE = 200        # words a minute: careful technical reading runs 150-200
 FOLD_SHARE = 0.15  # at most this share of a notebook's core prose sits in folds
 STEP = 1          # minutes are planned in whole minutes
-PART_SETUP = 3    # minutes per core part to read it and run its demo and checks
-PER_LINE = 0.5    # minutes per line of the reference solution
-STRICT_PART_SETUP = 5       # the stricter rule: minutes per core part ...
-STRICT_PER_LINE = 1         # ... plus a minute per line of its solution
+PART_SETUP = 5              # minutes per core part: read it, run its demo and checks
+PER_LINE = 1                # ... plus a minute per line the student writes
 CODE_LINES_PER_MINUTE = 20  # ungraded core-path code: run, skim, read the output
 SEED_LAB_MINUTES = 120      # the seed's two lab hours
 CORE_EXERCISE = re.compile(r"^\d+\.\s+\*\*[^*\n]+\*\*[^\n]*?\(core path, about (\d+) min",
@@ -214,30 +215,23 @@ def _counted_lines(code: str, inside: bool | None) -> int:
                and (inside is None or between[number - 1] == inside))
 
 
-def core_part_minutes(nb, setup: float = PART_SETUP, per_line: float = PER_LINE,
-                      scaffolds: bool = False) -> int:
-    """Planned minutes for a notebook's core parts (0 when it has none):
-    `setup` per part plus `per_line` per line of its solution (with
-    `scaffolds`, only the lines the student writes; the lighter rule counts
-    the whole solution cell, as it always has)."""
-    return math.ceil(sum(setup + per_line * lines
-                         for lines in core_solution_lines(nb, scaffolds)))
+def core_part_minutes(nb) -> int:
+    """Minutes for a notebook's core parts (0 when it has none): `PART_SETUP`
+    per part plus `PER_LINE` per line the student writes."""
+    return math.ceil(sum(PART_SETUP + PER_LINE * lines for lines in core_solution_lines(nb)))
 
 
-def core_solution_lines(nb, scaffolds: bool = True) -> list[int]:
-    """Lines of the reference solution of each core part, in order: the
-    lines the student writes, or (`scaffolds` False) the whole cells."""
-    count = solution_lines if scaffolds else lambda code: _counted_lines(code, None)
-    return [sum(count(nb.cells[i].source) for i in part.answers)
+def core_solution_lines(nb) -> list[int]:
+    """The lines the student writes in each core part, in order."""
+    return [sum(solution_lines(nb.cells[i].source) for i in part.answers)
             for part in parts_of(nb) if part.path == "core"]
 
 
-def strict_lab_minutes(nb) -> int:
-    """A notebook's core lab by the stricter rule: core parts, ungraded
-    core-path code and core exercises (see the module's docstring)."""
-    return (core_part_minutes(nb, STRICT_PART_SETUP, STRICT_PER_LINE, scaffolds=True)
-            + math.ceil(ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
-            + sum(exercise_minutes(nb)))
+def core_lab_minutes(nb) -> int:
+    """A notebook's core lab: its core parts and its ungraded core-path code
+    (see the module's docstring)."""
+    return math.ceil(sum(PART_SETUP + PER_LINE * lines for lines in core_solution_lines(nb))
+                     + ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
 
 
 def exercise_minutes(nb) -> list[int]:
@@ -262,45 +256,36 @@ def fold_words(prose: str) -> int:
 
 
 def plan() -> dict[str, dict[str, int]]:
-    """Notebook stem -> its core words and its minutes: reading, core parts,
-    core exercises."""
+    """Notebook stem -> its core words and its minutes: reading, core lab,
+    core exercises (with the counts behind them)."""
     rows = {}
     for path in sorted(LAB.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         prose = core_prose(nb)
         n = words(prose)
         rows[path.stem] = {"words": n, "fold words": fold_words(prose), "reading": minutes(n),
-                           "core parts": core_part_minutes(nb),
+                           "core lab": core_lab_minutes(nb),
                            "core exercises": sum(exercise_minutes(nb)),
                            "exercises": len(exercise_minutes(nb)),
+                           "core parts": len(core_solution_lines(nb)),
                            "solution lines": sum(core_solution_lines(nb)),
-                           "code lines": ungraded_code_lines(nb),
-                           "strict lab": strict_lab_minutes(nb)}
+                           "code lines": ungraded_code_lines(nb)}
     return rows
 
 
 def main() -> int:
     rows = plan()
-    for stem, row in rows.items():
-        print(f"{stem:20s} {row['words']:6d} words  {row['reading']:4d} min reading "
-              f"({row['words'] / row['reading']:3.0f} a minute)  "
-              f"{row['core parts']:3d} min core parts  "
-              f"{row['core exercises']:3d} min for {row['exercises']} core exercises")
     total = {key: sum(row[key] for row in rows.values()) for key in next(iter(rows.values()))}
-    print(f"{'total':20s} {total['words']:6d} words  {total['reading']:4d} min reading "
-          f"({total['words'] / total['reading']:3.0f} a minute)  "
-          f"{total['core parts']:3d} min core parts  "
-          f"{total['core exercises']:3d} min for {total['exercises']} core exercises")
-    print(f"\nThe core lab by the stricter rule ({STRICT_PART_SETUP} min + {STRICT_PER_LINE} "
-          f"a solution line per core part, a minute per {CODE_LINES_PER_MINUTE} lines of "
-          "ungraded core-path code, core exercises as stated):")
-    for stem, row in rows.items():
-        print(f"{stem:20s} {row['solution lines']:4d} solution lines  "
-              f"{row['code lines']:5d} lines of ungraded code  {row['strict lab']:4d} min")
-    print(f"{'total':20s} {total['solution lines']:4d} solution lines  "
-          f"{total['code lines']:5d} lines of ungraded code  {total['strict lab']:4d} min, "
-          f"against the seed's {SEED_LAB_MINUTES}")
-    return 0
+    for stem, row in [*rows.items(), ("total", total)]:
+        print(f"{stem:17s} {row['words']:6d} words {row['reading']:4d} min reading "
+              f"({row['words'] / row['reading']:3.0f} a minute) | "
+              f"{row['core parts']:2d} core parts, {row['solution lines']:3d} lines to write, "
+              f"{row['code lines']:4d} lines to run: {row['core lab']:3d} min core lab | "
+              f"{row['core exercises']:3d} min for {row['exercises']} core exercises")
+    lab = total["core lab"] + total["core exercises"]
+    print(f"\nThe core lab and its exercises: {lab} minutes, against the seed's "
+          f"{SEED_LAB_MINUTES}.")
+    return 0 if lab <= SEED_LAB_MINUTES else 1
 
 
 if __name__ == "__main__":
