@@ -79,7 +79,7 @@ from autograder.intake.intake import (
     MAX_FILES, MB, crash_line, digest, find_students, plain)
 from autograder.intake.gate import GATE_GID, HAND_COPIED, SANDBOX_UID, take_folder
 from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
-from autograder.commands.nbgrader_run import (
+from autograder.pipeline.run_student import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, check_stop, end_sandboxes, install_kernel,
     release_kernel, run_nbgrader, run_steps, sandbox_settings)
 from autograder.scoring import similarity
@@ -90,7 +90,7 @@ from autograder.intake.grading_outcome import DONE, Outcome
 from autograder.scoring.release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
 from autograder.scoring.results import print_results, write_results, zero_scores
-from autograder.commands.resume import (
+from autograder.pipeline.keep_results import (
     grading_key, kept, prepare_out, store, student_key, student_work)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +162,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     if limits.sandbox:  # the kernel has no network: Unix sockets instead of TCP
         settings["KernelManager"] = {"transport": "ipc",
                                      "ip": sandbox_settings(course)["sockets"] + "/k"}
-    # autograde and generate_feedback in one nbgrader process (nbgrader_steps.py);
+    # autograde and generate_feedback in one nbgrader process (autograde_steps.py);
     # only autograde runs student code, and only its kernels are sandboxed
     failed = run_steps(course, assignment, student, settings, log, env,
                        limits.student_seconds)

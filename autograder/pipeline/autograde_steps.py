@@ -1,6 +1,6 @@
 """Autograde one student and write their feedback, in one nbgrader process.
 
-    python nbgrader_steps.py COURSE ASSIGNMENT STUDENT SETTINGS_JSON
+    python autograde_steps.py COURSE ASSIGNMENT STUDENT SETTINGS_JSON
 
 grade.py runs this once per student, in the student's own course folder
 (with its nbgrader_config.py and gradebook): forked from a server process
@@ -112,7 +112,7 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         shutil.copytree(Path(course, "submitted", student, assignment), beside, symlinks=True)
         grader_sandbox.hand_over(Path(course), grader["uid"])
         code = Path(grader["code"])
-        inner = [sys.executable, str(code / "autograder" / "commands" / "nbgrader_steps.py"),
+        inner = [sys.executable, str(code / "autograder" / "pipeline" / "autograde_steps.py"),
                  "--inner", course, assignment, student, settings]
         env = grader_sandbox.environment(s, Path(course), dict(os.environ))
         cmd = grader_sandbox.command(inner, Path(course), s, code, env)
