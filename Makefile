@@ -27,8 +27,13 @@ $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@# sandboxed kernels read the venv read-only, so each module needs its .pyc
 	@# now. Like pip, a file that does not compile (a template) is skipped
 	$(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
-	@# the repo on the venv's path makes `import ragkit` work like an editable install
-	$(BIN)/python -c "import site, pathlib; pathlib.Path(site.getsitepackages()[0], 'rag-course.pth').write_text('$(CURDIR)\n')"
+	@# the pack's own packages (ragkit, autograder: pyproject.toml), installed
+	@# editable, so every script and test imports them as packages from this
+	@# folder. compat mode makes the install one .pth line naming the folder,
+	@# with no import hook, which sandboxed kernels and graders read as any
+	@# .pth; the hand-written line older set-ups made goes
+	@rm -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rag-course.pth"
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e . --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 # the grader runs student code under bubblewrap (a Debian package)

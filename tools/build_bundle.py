@@ -53,8 +53,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from requirements import NO_DEPS, STUDENT, entries  # noqa: E402
+from tools.requirements import NO_DEPS, STUDENT, entries
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = "rag-course-student"

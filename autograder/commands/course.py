@@ -48,9 +48,6 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 
-# run as a script: the folder that holds autograder/
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from autograder.scoring.editions import CORE, EDITIONS, FULL, edition_of, make_core
 from autograder.intake.intake import plain, valid_id
 from autograder.commands.lms_collect import COLLECTED, refusals

@@ -70,9 +70,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-# run as a script: the folder that holds autograder/
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from autograder.scoring.editions import (
     CORE, EDITIONS, edition_of, path_of_cells, write_core_masters)
 from autograder.intake.intake import (
@@ -254,19 +251,14 @@ def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
     return outcomes
 
 
-def add_to_path(folder: str) -> None:
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-
-
 def run_dask(todo, address: str, grade, bar) -> list[Outcome]:
     """Each student is one task on the Dask cluster at `address`; the workers
-    must see the same paths (a shared file system) and this environment."""
+    must see the same paths (a shared file system) and this environment,
+    whose venv has the pack's packages installed (`make`)."""
     from distributed import Client, as_completed as dask_completed
 
     outcomes = []
     with Client(address) as client:
-        client.run(add_to_path, str(HERE.parents[1]))  # the autograder package
         futures = {client.submit(grade, s, key=f"grade-{s.name}", pure=False): s
                    for s in todo}
         for future in dask_completed(list(futures)):

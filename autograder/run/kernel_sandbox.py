@@ -311,6 +311,8 @@ def own_connection_file(info: dict, sockets: str) -> str:
 
 def run_kernel(connection_file: str) -> None:
     """Run ipykernel as ipykernel_launcher does, with the guard below."""
+    # as ipykernel_launcher does, the working folder ("") leaves the path, and
+    # so does the folder this script was started from inside the sandbox
     sys.path[:] = [p for p in sys.path if p not in ("", str(Path(INSIDE).parent))]
     watch_ragkit()
     from ipykernel.kernelapp import IPKernelApp

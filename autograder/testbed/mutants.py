@@ -29,7 +29,6 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the folder that holds autograder/
 from autograder.run.cell_limit import CELL_TIMEOUT  # noqa: E402
 from autograder.run.nbgrader_cli import nbgrader_settings  # noqa: E402
 from autograder.run.rag_feedback import GuardedExecute  # noqa: E402
