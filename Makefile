@@ -116,17 +116,14 @@ build: $(STAMP)
 	$(BIN)/python tools/build.py $(if $(filter 1,$(CORE)),--core)
 
 ## [students] copy the assignments to my-work/ and open JupyterLab
-## the student notebooks of release/lab, release/quiz and release/project go
-## to my-work/<assignment>/ and the reading guide to my-work/guide/, where
-## the notebooks' ../guide/ links look for it (never over your own copies);
+## the files of release/lab, release/quiz and release/project go to
+## my-work/<assignment>/ and the reading guide to my-work/guide/, where the
+## notebooks' ../guide/ links look for it, never over your own copies
+## (tools/student_bundle/copy_release.py, as the student bundle's make lab);
 ## kernels get encrypted transport, as in autograder/run/nbgrader_config.py, so
 ## they start without a warning
 lab: $(STAMP)
-	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
-	  for f in release/$$a/*.ipynb; do \
-	    test -e my-work/$$a/$$(basename $$f) || cp $$f my-work/$$a/; done; done
-	@mkdir -p my-work/guide && for f in guide/*; do \
-	  test -e my-work/guide/$$(basename $$f) || cp $$f my-work/guide/; done
+	@$(BIN)/python tools/student_bundle/copy_release.py --release release --guide guide --work my-work
 	cd my-work && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
