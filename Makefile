@@ -27,8 +27,13 @@ $(STAMP): environment.yml pyproject.toml tools/requirements.py
 	@# sandboxed kernels read the venv read-only, so each module needs its .pyc
 	@# now. Like pip, a file that does not compile (a template) is skipped
 	$(BIN)/python -m compileall -q -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
-	@# the repo on the venv's path makes `import ragkit` work like an editable install
-	$(BIN)/python -c "import site, pathlib; pathlib.Path(site.getsitepackages()[0], 'rag-course.pth').write_text('$(CURDIR)\n')"
+	@# the pack's own packages (ragkit, autograder: pyproject.toml), installed
+	@# editable, so every script and test imports them as packages from this
+	@# folder. compat mode makes the install one .pth line naming the folder,
+	@# with no import hook, which sandboxed kernels and graders read as any
+	@# .pth; the hand-written line older set-ups made goes
+	@rm -f "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/rag-course.pth"
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e . --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 # the grader runs student code under bubblewrap (a Debian package)
@@ -111,17 +116,14 @@ build: $(STAMP)
 	$(BIN)/python tools/build.py $(if $(filter 1,$(CORE)),--core)
 
 ## [students] copy the assignments to my-work/ and open JupyterLab
-## the student notebooks of release/lab, release/quiz and release/project go
-## to my-work/<assignment>/ and the reading guide to my-work/guide/, where
-## the notebooks' ../guide/ links look for it (never over your own copies);
+## the files of release/lab, release/quiz and release/project go to
+## my-work/<assignment>/ and the reading guide to my-work/guide/, where the
+## notebooks' ../guide/ links look for it, never over your own copies
+## (tools/student_bundle/copy_release.py, as the student bundle's make lab);
 ## kernels get encrypted transport, as in autograder/run/nbgrader_config.py, so
 ## they start without a warning
 lab: $(STAMP)
-	@for a in release/*/; do a=$$(basename $$a); mkdir -p my-work/$$a; \
-	  for f in release/$$a/*.ipynb; do \
-	    test -e my-work/$$a/$$(basename $$f) || cp $$f my-work/$$a/; done; done
-	@mkdir -p my-work/guide && for f in guide/*; do \
-	  test -e my-work/guide/$$(basename $$f) || cp $$f my-work/guide/; done
+	@$(BIN)/python tools/student_bundle/copy_release.py --release release --guide guide --work my-work
 	cd my-work && $(CURDIR)/$(BIN)/jupyter lab --KernelManager.transport_encryption=auto \
 	  $(if $(filter 0,$(shell id -u)),--allow-root)
 

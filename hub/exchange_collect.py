@@ -44,11 +44,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-from autograder.intake.gate import GATE_GID, Caps, take_folder  # noqa: E402
-from autograder.intake.intake import plain  # noqa: E402
+from autograder.intake.gate import GATE_GID, Caps, take_folder
+from autograder.intake.intake import plain
 
 # nbgrader's inbound names: student+assignment+timestamp+random
 NAME = re.compile(r"^(?P<student>[^+]+)\+(?P<assignment>[^+]+)\+(?P<stamp>[^+]+)"

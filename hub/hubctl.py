@@ -332,8 +332,7 @@ def requirements() -> tuple[list[str], list[str]]:
 
 def course_files() -> dict[str, bytes]:
     """ragkit/ and data/ as the student bundle has them: no solution in them."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import build_bundle
+    from tools import build_bundle
 
     return {name: data for name, data in sorted(build_bundle.collect(ROOT).items())
             if name.split("/")[0] in ("ragkit", "data")}
@@ -529,7 +528,6 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
     account = user(grader, "grader account")
     course = grades / "formgrader"
     if not (course / "gradebook.db").exists():
-        sys.path.insert(0, str(ROOT))
         from nbgrader.api import Gradebook
         from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
         from autograder.run.nbgrader_main import use_alembic_head

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
 
+# a configuration file, loaded by its path: hub/ is no package, so the
+# module beside it is found by putting this folder on the path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_limits import capped_spawner  # noqa: E402
 

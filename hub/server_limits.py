@@ -24,13 +24,9 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-from autograder.run.kernel_sandbox import join_cgroup, make_cgroup, remove_cgroup  # noqa: E402
+from autograder.run.kernel_sandbox import join_cgroup, make_cgroup, remove_cgroup
 
 MB = 2 ** 20
 MEMORY_BYTES = int(os.environ.get("RAG_HUB_MEMORY_MB", "1024")) * MB

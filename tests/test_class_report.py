@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
-from autograder.commands.course import BANDS  # noqa: E402
+from autograder.reports.grade_sheet import BANDS  # noqa: E402
 from autograder.reports import class_report as cr  # noqa: E402
 from tests.test_browser import browser  # noqa: E402,F401 (a fixture)
 from tests.test_site import AXE_RUN, BLOCKED, COLOUR_RULES, axe_script  # noqa: E402

@@ -15,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from autograder.commands import course  # noqa: E402
+from autograder.reports import grade_sheet  # noqa: E402
 from autograder.intake import deadlines  # noqa: E402
 
 POLICY = """
@@ -98,8 +99,8 @@ def gradebook(out: Path, stamps: dict[str, datetime]) -> None:
     """A course gradebook with a 10-point quiz and one submission per student."""
     from nbgrader.api import Gradebook
 
-    (out / course.COURSE).mkdir(parents=True)
-    with Gradebook(f"sqlite:///{out / course.COURSE / 'gradebook.db'}") as gb:
+    (out / grade_sheet.COURSE).mkdir(parents=True)
+    with Gradebook(f"sqlite:///{out / grade_sheet.COURSE / 'gradebook.db'}") as gb:
         gb.add_assignment("quiz")
         gb.add_notebook("quiz", "quiz")
         gb.add_grade_cell("q", "quiz", "quiz", max_score=10, cell_type="code")
@@ -113,10 +114,10 @@ def test_the_sheet_shows_points_before_and_after_and_drops_nobody(tmp_path, monk
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     gradebook(tmp_path, {"ada": DUE - timedelta(hours=1), "ben": DUE + timedelta(days=2, hours=1),
                          "cai": DUE + timedelta(days=30)})
-    (tmp_path / course.DEADLINES).write_text(POLICY)
+    (tmp_path / grade_sheet.DEADLINES).write_text(POLICY)
     frame = pd.DataFrame([{"student": s, "quiz": 8.0, "total": 8.0, "out of": 10.0}
                           for s in ("ada", "ben", "cai")])
-    sheet = course.apply_deadlines(frame, tmp_path).set_index("student")
+    sheet = grade_sheet.apply_deadlines(frame, tmp_path).set_index("student")
     assert list(sheet.index) == ["ada", "ben", "cai"]
     assert sheet.loc["ada", "quiz"] == 8.0 and sheet.loc["ada", "quiz penalty"] == 0
     assert sheet.loc["ben", "quiz before penalty"] == 8.0 and sheet.loc["ben", "quiz"] == 5.0
@@ -128,8 +129,8 @@ def test_the_sheet_shows_points_before_and_after_and_drops_nobody(tmp_path, monk
     page = (tmp_path / "late_work.html").read_text()
     assert "ben" in page and "3 day(s) late" in page and "<script" not in page
     # no policy: the sheet is left as it was
-    (tmp_path / course.DEADLINES).unlink()
-    assert course.apply_deadlines(frame, tmp_path).equals(frame)
+    (tmp_path / grade_sheet.DEADLINES).unlink()
+    assert grade_sheet.apply_deadlines(frame, tmp_path).equals(frame)
 
 
 def test_a_bad_policy_stops_grading_before_it_starts(tmp_path):
@@ -151,6 +152,6 @@ def test_canvas_late_marks_are_kept_at_grading(tmp_path):
     pd.DataFrame([{"file": "ada_LATE_12_34_quiz.ipynb", "student": "ada", "assignment": "quiz"},
                   {"file": "ben_56_78_quiz.ipynb", "student": "ben", "assignment": "quiz"}]
                  ).to_csv(subs / "lms_collected.csv", index=False)
-    course.keep_deadlines(tmp_path / "out", None, subs)
-    marks = pd.read_csv(tmp_path / "out" / course.LMS_LATE)
+    grade_sheet.keep_deadlines(tmp_path / "out", None, subs)
+    marks = pd.read_csv(tmp_path / "out" / grade_sheet.LMS_LATE)
     assert marks.to_dict("records") == [{"student": "ada", "assignment": "quiz"}]

@@ -57,6 +57,7 @@ from tests.test_browser import (WAIT, alive, browser, descendants, free_port,  #
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from autograder.commands import course  # noqa: E402
+from autograder.reports import grade_sheet  # noqa: E402
 from autograder.reports import safe_notebook  # noqa: E402
 
 HONEST, HOSTILE = "amy_honest", "zed_hostile"
@@ -598,6 +599,6 @@ def test_a_mark_typed_in_the_formgrader_reaches_the_grade_sheet(browser, formgra
     amy = rows.loc[HONEST]
     assert float(amy["project manual"]) == MARK and float(amy["project"]) == MARK
     assert float(amy["total"]) == MARK and float(amy["out of"]) == 100
-    assert amy["project band"] == course.band(MARK, 100) == "redo"
-    assert rows.loc[HOSTILE, "project band"] == course.PENDING  # still waits for a person
+    assert amy["project band"] == grade_sheet.band(MARK, 100) == "redo"
+    assert rows.loc[HOSTILE, "project band"] == grade_sheet.PENDING  # still waits for a person
     assert HONEST in proc.stdout and "redo" in proc.stdout

@@ -84,7 +84,11 @@ def rooms() -> list[tuple[str, str, set[str]]]:
 def test_every_module_is_in_one_room_and_imports_only_upwards():
     paths = modules()
     listed = rooms()
-    assert len(listed) >= 5, listed
+    # by stage, a submission's way through: in, run, scored, graded one
+    # student at a time, reported; the instructor's commands and the
+    # student's check on top
+    assert [folder for _, folder, _ in listed] == [
+        "intake", "run", "scoring", "pipeline", "reports", "commands", "check"], listed
     room_of: dict[str, int] = {}
     for index, (heading, folder, names) in enumerate(listed):
         for name in names:
@@ -120,3 +124,22 @@ def test_the_files_copied_into_course_folders_bring_what_they_import():
         reached.add(name)
         todo += imports_of(every[name], set(every))
     assert reached <= copied, f"imported but not copied: {sorted(reached - copied)}"
+
+
+def test_commands_holds_only_command_line_entry_points():
+    """Each module of commands/ is a script an instructor runs: it has a
+    `main` and runs it when started as a script. The steps those scripts
+    drive live in the rooms below."""
+    scripts = sorted((GRADER / "commands").glob("*.py"))
+    assert len(scripts) > 1, scripts
+    not_commands = []
+    for path in scripts:
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        has_main = any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body)
+        runs_main = any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)
+                        for n in tree.body)
+        if not (has_main and runs_main):
+            not_commands.append(path.name)
+    assert not not_commands, f"commands/ modules that are no command: {not_commands}"

@@ -176,6 +176,7 @@ def test_rerun_into_its_own_output_folder_works(graded, tmp_path):
 # --- the whole course: quiz, project, one gradebook, the grade sheet ----------
 
 from autograder.commands import course  # noqa: E402  (autograder/commands/course.py)
+from autograder.reports import grade_sheet  # noqa: E402
 
 OWN_ASSIGNMENTS = ("quiz", "project")
 
@@ -235,7 +236,7 @@ def test_quiz_and_project_scores_are_what_each_student_earned(graded_course, ass
 
 def test_the_project_is_worth_100_points_split_as_the_rubric(graded_course):
     """A 30, B 30, C 25, D 15: the rubric's split, autograded and manual together."""
-    parts = course.parts_of(single_master("project"))
+    parts = grade_sheet.parts_of(single_master("project"))
     nb = nbformat.read(single_master("project"), as_version=4)
     points = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"]
               for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
@@ -262,7 +263,7 @@ def test_one_table_for_the_course_while_manual_grades_are_pending(graded_course)
     answers as to grade; the sheet has a row per student."""
     proc, out, _ = graded_course
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "=== the course ===" in proc.stdout and course.PENDING in proc.stdout
+    assert "=== the course ===" in proc.stdout and grade_sheet.PENDING in proc.stdout
     sheet = pd.read_csv(out / "grade_sheet.csv")
     assert sorted(sheet.student) == sorted(msc.STUDENTS)
     for column in ("lab", "quiz", "project", "project A", "project D", "project auto",
@@ -270,7 +271,7 @@ def test_one_table_for_the_course_while_manual_grades_are_pending(graded_course)
                    *[f"lab/{m.stem}" for m in MASTERS]):
         assert column in sheet.columns, column
     ada = sheet.set_index("student").loc["ada_complete"]
-    assert ada["project manual"] == course.PENDING == ada["project band"]
+    assert ada["project manual"] == grade_sheet.PENDING == ada["project band"]
     assert float(ada["project auto"]) == expected_auto("project")["ada_complete"]
     assert float(ada["quiz"]) == expected_auto("quiz")["ada_complete"]
     # the lab's core path and extensions, apart (autograder/scoring/editions.py)
@@ -317,9 +318,9 @@ def test_manual_grades_through_the_nbgrader_api_give_totals_and_bands(graded_cou
             project + float(rows.loc[student, "lab"]) + float(rows.loc[student, "quiz"]))
     # dee's edited answer cells wait for a person; cai left hers as released,
     # and nbgrader scores an untouched answer 0 without asking anyone
-    assert rows.loc["dee_tampered", "project band"] == course.PENDING
+    assert rows.loc["dee_tampered", "project band"] == grade_sheet.PENDING
     assert float(rows.loc["cai_partial", "project manual"]) == 0.0
-    assert rows.loc["cai_partial", "project band"] == course.band(auto["cai_partial"], 100)
+    assert rows.loc["cai_partial", "project band"] == grade_sheet.band(auto["cai_partial"], 100)
     export = pd.read_csv(copy / "formgrader" / "grades.csv")
     for r in export.itertuples():
         if r.assignment == "project" and r.student_id in given:
@@ -333,7 +334,7 @@ def test_manual_grades_through_the_nbgrader_api_give_totals_and_bands(graded_cou
 
 def test_band_edges_follow_the_rubric():
     """90-100 excellent, 75-89 good, 60-74 needs work, under 60 redo."""
-    assert [course.band(p, 100) for p in (100, 90, 89.5, 75, 74, 60, 59.9, 0)] == [
+    assert [grade_sheet.band(p, 100) for p in (100, 90, 89.5, 75, 74, 60, 59.9, 0)] == [
         "excellent", "excellent", "good", "good", "needs work", "needs work", "redo", "redo"]
     with pytest.raises(ValueError, match="out_of"):
-        course.band(10, 0)
+        grade_sheet.band(10, 0)

@@ -88,7 +88,7 @@ def test_sandbox_blocks_writes_outside_the_course_and_the_network(tmp_path):
     """Under the grader's bubblewrap, code writes only its own scratch folder,
     sees none of the repository but ragkit/ and data/, and has no network."""
     from autograder.commands.grade import ROOT
-    from autograder.commands.nbgrader_run import sandbox
+    from autograder.pipeline.run_student import sandbox
 
     course = tmp_path / "work" / "mallory"
     course.mkdir(parents=True)

@@ -91,6 +91,7 @@ def test_set_up_and_package_files_are_there(bundle):
     folder = bundle[1]
     for name in ("Makefile", "README.md", "environment.yml",
                  "pyproject.toml", "tools/requirements.py", "tools/hand_in.py",
+                 "tools/copy_release.py",
                  "data/README.md", "ragkit/__init__.py",
                  "release/guide/references.md",
                  "jupyter-config/jupyter_server_config.py",
@@ -400,7 +401,8 @@ def fake_repo(root: Path, notebook_source: str | None) -> Path:
                 "autograder/run/nbgrader_config.py", "autograder/check/validate.py",
                 "tools/student_bundle/Makefile.student",
                 "tools/student_bundle/README.student.md",
-                "tools/student_bundle/hand_in.py"):
+                "tools/student_bundle/hand_in.py",
+                "tools/student_bundle/copy_release.py"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("# placeholder\n")
     (root / "environment.yml").write_text(
@@ -518,8 +520,11 @@ def test_make_lab_copies_without_overwriting(bundle, tmp_path):
     bin_dir = folder / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     fake = bin_dir / "jupyter"
-    fake.write_text('#!/bin/sh\necho "jupyter in $(pwd): $*"\n')
+    # every call is logged too: an output sent to /dev/null still shows there
+    fake.write_text('#!/bin/sh\necho "jupyter in $(pwd): $*" | tee -a "$(dirname "$0")/calls"\n')
     fake.chmod(0o755)
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python").chmod(0o755)
     (folder / ".venv" / ".installed").touch()
     notebooks = sorted((folder / "release").rglob("*.ipynb"))
     mine = folder / "my-work" / notebooks[0].relative_to(folder / "release")
@@ -528,6 +533,7 @@ def test_make_lab_copies_without_overwriting(bundle, tmp_path):
     proc = make(folder, "lab")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"jupyter in \S*/my-work: lab ", proc.stdout), proc.stdout
+    assert ": trust" not in (bin_dir / "calls").read_text(), "make lab marked notebooks trusted"
     assert mine.read_text() == "my own work", "make lab overwrote a notebook"
     for nb in notebooks[1:]:
         copy = folder / "my-work" / nb.relative_to(folder / "release")

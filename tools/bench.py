@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 

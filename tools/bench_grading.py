@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from autograder.run.nbgrader_cli import BIN, course_folder, nbgrader_env  # noqa: E402
 
 SAMPLE = ROOT / "autograder" / "testbed" / "sample_class"

@@ -35,11 +35,9 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from autograder.scoring.editions import make_core  # noqa: E402
 from autograder.run.nbgrader_cli import (  # noqa: E402
     course_folder, nbgrader_settings, run_nbgrader_checked)
-sys.path.insert(0, str(ROOT))
 from tools.build_practice_quiz import NAME as PRACTICE, practice_notebook  # noqa: E402
 
 SOURCE = ROOT / "source"

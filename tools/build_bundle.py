@@ -22,6 +22,7 @@ none of that, only:
                       and the news pop-up off, nbgrader_config.py for the
                       Validate button
     tools/hand_in.py  what `make hand-in` runs
+    tools/copy_release.py  what `make lab` runs (the repository's too)
     Makefile, README.md   the student versions, from tools/student_bundle/
 
 Links are made to point inside the bundle: the guide's links to the
@@ -53,8 +54,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from requirements import NO_DEPS, STUDENT, entries  # noqa: E402
+from tools.requirements import NO_DEPS, STUDENT, entries
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP = "rag-course-student"
@@ -71,7 +71,8 @@ CHECKER = "autograder/check/validate.py"
 # student templates: repo path -> name in the bundle
 TEMPLATES = {"tools/student_bundle/Makefile.student": "Makefile",
              "tools/student_bundle/README.student.md": "README.md",
-             "tools/student_bundle/hand_in.py": "tools/hand_in.py"}
+             "tools/student_bundle/hand_in.py": "tools/hand_in.py",
+             "tools/student_bundle/copy_release.py": "tools/copy_release.py"}
 # the student's JupyterLab settings, packed whole as jupyter-config/, and the
 # course's nbgrader settings in it too, for the Validate button
 JUPYTER_CONFIG = "tools/student_bundle/jupyter-config"

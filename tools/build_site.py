@@ -77,7 +77,6 @@ from pygments.token import (Comment, Error, Generic, Keyword, Name, Number,
                             Operator, String)
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from autograder.run.rag_feedback import (  # noqa: E402  (how grading splits a notebook)
     BEGIN as HIDDEN, docstring, parts_of)
 

@@ -69,7 +69,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "source" / "lab"
-sys.path.insert(0, str(ROOT))
 from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
 
 RATE = 200        # words a minute: careful technical reading runs 150-200

@@ -54,7 +54,9 @@ from nbgrader.preprocessors import ClearSolutions
 from nbgrader.utils import determine_grade, is_grade
 from nbgrader.validator import Validator
 
-# run as a script: the folder that holds autograder/
+# run as a script, also in the student's bundle with whatever Python the
+# student set up (the bundle's own autograder/ is the one to import): the
+# folder that holds autograder/ goes first
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autograder.run import ragkit_watch, twins

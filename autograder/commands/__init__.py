@@ -1,1 +1,1 @@
-"""Commands: what an instructor runs (grade, course, collect), and how they drive nbgrader."""
+"""Commands: the command-line entry points an instructor runs (grade, course, collect)."""

@@ -70,16 +70,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-# run as a script: the folder that holds autograder/
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from autograder.scoring.editions import (
     CORE, EDITIONS, edition_of, path_of_cells, write_core_masters)
 from autograder.intake.intake import (
     MAX_FILES, MB, crash_line, digest, find_students, plain)
 from autograder.intake.gate import GATE_GID, HAND_COPIED, SANDBOX_UID, take_folder
 from autograder.run.nbgrader_cli import GRADER_FILES, course_folder
-from autograder.commands.nbgrader_run import (
+from autograder.pipeline.run_student import (
     Limits, SANDBOX_EXTRA, SANDBOX_TASKS, check_stop, end_sandboxes, install_kernel,
     release_kernel, run_nbgrader, run_steps, sandbox_settings)
 from autograder.scoring import similarity
@@ -90,7 +87,7 @@ from autograder.intake.grading_outcome import DONE, Outcome
 from autograder.scoring.release_check import (
     ReleaseCells, check_submission, copied_from_master, own_files, release_cells)
 from autograder.scoring.results import print_results, write_results, zero_scores
-from autograder.commands.resume import (
+from autograder.pipeline.keep_results import (
     grading_key, kept, prepare_out, store, student_key, student_work)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,7 +159,7 @@ def grade_one(student_dir: Path, assignment: str, template: Path, work: Path,
     if limits.sandbox:  # the kernel has no network: Unix sockets instead of TCP
         settings["KernelManager"] = {"transport": "ipc",
                                      "ip": sandbox_settings(course)["sockets"] + "/k"}
-    # autograde and generate_feedback in one nbgrader process (nbgrader_steps.py);
+    # autograde and generate_feedback in one nbgrader process (autograde_steps.py);
     # only autograde runs student code, and only its kernels are sandboxed
     failed = run_steps(course, assignment, student, settings, log, env,
                        limits.student_seconds)
@@ -254,19 +251,14 @@ def run_local(todo, jobs: int, grade, bar) -> list[Outcome]:
     return outcomes
 
 
-def add_to_path(folder: str) -> None:
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-
-
 def run_dask(todo, address: str, grade, bar) -> list[Outcome]:
     """Each student is one task on the Dask cluster at `address`; the workers
-    must see the same paths (a shared file system) and this environment."""
+    must see the same paths (a shared file system) and this environment,
+    whose venv has the pack's packages installed (`make`)."""
     from distributed import Client, as_completed as dask_completed
 
     outcomes = []
     with Client(address) as client:
-        client.run(add_to_path, str(HERE.parents[1]))  # the autograder package
         futures = {client.submit(grade, s, key=f"grade-{s.name}", pure=False): s
                    for s in todo}
         for future in dask_completed(list(futures)):

@@ -50,7 +50,6 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))  # run as a script: the folder that holds autograder/
 from autograder.intake.gate import GATE_GID, GB, HAND_IN, SANDBOX_UID, Caps, take_archive  # noqa: E402
 from autograder.intake.intake import plain  # noqa: E402
 from autograder.scoring.safe_csv import write_csv  # noqa: E402

@@ -61,6 +61,7 @@ from queue import Empty
 
 
 from autograder.run import judge_kernel as wire
+from autograder.run.cell_limit import CELL_TIMEOUT
 from autograder.run.python_tree import names_loaded, parse, transform
 from autograder.run.twins import delegated, forbidden
 
@@ -272,7 +273,7 @@ class Judge:
     """Runs one notebook's test cells outside the kernel `km` runs it in."""
 
     def __init__(self, km, cells: list[tuple[str, str]], folder: str,
-                 timeout: float = 120.0):
+                 timeout: float = CELL_TIMEOUT):
         self.km = km
         self.folder = folder
         self.timeout = timeout

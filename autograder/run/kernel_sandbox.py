@@ -26,7 +26,7 @@ processes and threads, file size, no core files) and, when the grader runs
 as root, a uid of its own so the process limit counts only its processes.
 
 A kernel starts one of two ways. By default (`grade.py --kernel-start
-fork`), nbgrader_steps.py starts one sandbox per student before autograde:
+fork`), autograde_steps.py starts one sandbox per student before autograde:
 a *zygote* that sets the limits, imports what the assignment's masters import
 (numpy, pandas, matplotlib, ragkit, ipykernel) once, and then forks one fresh
 kernel per notebook on request. Between two kernels it kills every process
@@ -212,7 +212,7 @@ def outside(settings_file: str, connection_file: str) -> None:
         attach(zygote, info)  # returns only when the zygote cannot be reached
     if s.get("grader") and os.geteuid() != 0:
         # in the grader's sandbox: a kernel killed the zygote, and root starts
-        # a new one (nbgrader_steps.outer); wait for it
+        # a new one (autograde_steps.outer); wait for it
         for _ in range(240):
             time.sleep(0.25)
             if zygote.exists():
@@ -311,6 +311,8 @@ def own_connection_file(info: dict, sockets: str) -> str:
 
 def run_kernel(connection_file: str) -> None:
     """Run ipykernel as ipykernel_launcher does, with the guard below."""
+    # as ipykernel_launcher does, the working folder ("") leaves the path, and
+    # so does the folder this script was started from inside the sandbox
     sys.path[:] = [p for p in sys.path if p not in ("", str(Path(INSIDE).parent))]
     watch_ragkit()
     from ipykernel.kernelapp import IPKernelApp
@@ -409,7 +411,7 @@ class ZygoteLaunch:
 def launch_zygote(course: Path, assignment: str, student: str,
                   settings: dict | None = None,
                   beside: Path | None = None) -> ZygoteLaunch | None:
-    """Start the student's zygote (nbgrader_steps.py, before autograde);
+    """Start the student's zygote (autograde_steps.py, before autograde);
     None when the course's kernels are not sandboxed or preload nothing. Its
     sandbox dies with this process.
 

@@ -25,10 +25,11 @@ STUDENT_OWN = ("corpus",)
 # copied into every course folder nbgrader runs in, as autograder/run/ there
 # (nbgrader_config.py loads them from there): the feedback and execute
 # steps, the judge that decides graded test cells outside the kernel (with
-# what it loads into the kernel, and the twins it forbids), and the parser
-# they share
+# what it loads into the kernel, and the twins it forbids), the parser they
+# share and the per-cell time limit
 GRADER_FILES = [HERE / n for n in ("rag_feedback.py", "judge.py", "judge_kernel.py",
-                                   "ragkit_watch.py", "python_tree.py", "twins.py")]
+                                   "ragkit_watch.py", "python_tree.py", "twins.py",
+                                   "cell_limit.py")]
 
 
 def nbgrader_command(*args: str) -> list[str]:

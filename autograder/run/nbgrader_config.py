@@ -14,8 +14,14 @@ c.CourseDirectory.course_id = "rag-building-blocks"
 # the stub students see in place of a solution
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
-# an endless loop in one cell costs the student that cell, not the whole class
-c.Execute.timeout = 120
+# a cell's time limit (autograder/run/cell_limit.py). A course folder holds
+# its own copy of the grader's modules (copied in beside this file as
+# autograder/run/); elsewhere the package is the installed one
+if (Path.cwd() / "autograder" / "run" / "cell_limit.py").exists():
+    sys.path.insert(0, str(Path.cwd()))
+from autograder.run.cell_limit import CELL_TIMEOUT  # noqa: E402
+
+c.Execute.timeout = CELL_TIMEOUT
 c.Execute.interrupt_on_timeout = True
 
 # every kernel gets CurveZMQ keys from the process that starts it, as its
@@ -33,7 +39,6 @@ c.OverwriteCells.add_missing_cells = True
 # (nbgrader issues 917 and 1363). The grading script copies rag_feedback.py
 # into the course folder it runs nbgrader in (as autograder/run/ there).
 if (Path.cwd() / "autograder" / "run" / "rag_feedback.py").exists():
-    sys.path.insert(0, str(Path.cwd()))
     # GetGrades stores each graded cell's score, which the summary reads
     c.GenerateFeedback.preprocessors = [
         "nbgrader.preprocessors.GetGrades",

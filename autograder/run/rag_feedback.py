@@ -43,6 +43,7 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer, Unicode
 
+from autograder.run.cell_limit import CELL_TIMEOUT
 from autograder.run.python_tree import parse
 
 # spelt in two pieces so that this file, which the student bundle ships for
@@ -285,7 +286,7 @@ class FeedbackExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         if self.template_name != "feedback":
             return super().from_notebook_node(nb, resources, **kw)
-        # (nbgrader_steps.py renders in a process of its own, one page at a time)
+        # (autograde_steps.py renders in a process of its own, one page at a time)
         soup = nbconvert_html.BeautifulSoup
         nbconvert_html.BeautifulSoup = _RenderedPage
         try:
@@ -380,7 +381,7 @@ class GuardedExecute(Execute):
                       else "other", c.source if c.cell_type == "code" else "")
                      for c in self.nb.cells]
             folder = resources.get("metadata", {}).get("path") or "."
-            self._judge = Judge(self.km, kinds, folder, float(self.timeout or 120))
+            self._judge = Judge(self.km, kinds, folder, float(self.timeout or CELL_TIMEOUT))
             self._judge.connect()  # before any of the student's code runs
         if meta.get("grade") and not meta.get("solution"):
             label = f"<test {meta.get('grade_id', index)}>"

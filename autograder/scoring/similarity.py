@@ -42,7 +42,9 @@ import json
 import sys
 from pathlib import Path
 
-# run as a script: the folder that holds autograder/
+# run as a script in the grader's sandbox, from the sandbox's own copy of
+# the package (grade.similar_answers): that copy, not an installed one, is
+# what must be imported, so the folder that holds it goes first
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 NOISE, GUARANTEE = 25, 30  # copydetect's k-gram and guarantee, in filtered characters

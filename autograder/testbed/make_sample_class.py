@@ -38,7 +38,6 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))  # the folder that holds autograder/
 from autograder.scoring.editions import answer_code  # noqa: E402
 ALTERNATIVES = HERE / "alternatives"
 ASSIGNMENT = "lab"

@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # the folder that holds autograder/
+from autograder.run.cell_limit import CELL_TIMEOUT  # noqa: E402
 from autograder.run.nbgrader_cli import nbgrader_settings  # noqa: E402
 from autograder.run.rag_feedback import GuardedExecute  # noqa: E402
 
@@ -82,7 +82,7 @@ def run(nb: nbformat.NotebookNode, cwd: Path) -> dict[str, bool]:
     """Execute every cell as the grader does (graded test cells in the judge,
     rag_feedback.GuardedExecute), errors allowed; grade_id -> did the graded
     cell pass."""
-    step = GuardedExecute(timeout=120, kernel_name="python3", allow_errors=True,
+    step = GuardedExecute(timeout=CELL_TIMEOUT, kernel_name="python3", allow_errors=True,
                           config=nbgrader_settings())
     nb, _ = step.preprocess(nb, {"metadata": {"path": str(cwd)}})
     passed = {}

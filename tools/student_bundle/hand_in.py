@@ -40,7 +40,9 @@ HERE = Path(__file__).resolve().parent
 BUNDLE = HERE.parent
 VALIDATE = BUNDLE / "autograder" / "check" / "validate.py"
 # folders a student makes beside an assignment's notebook and hands in with
-# it (the project's corpus/); autograder/run/nbgrader_cli.py gives the list
+# it (the project's corpus/); autograder/run/nbgrader_cli.py gives the list.
+# This runs in the student's bundle with whatever Python the student set up,
+# so the bundle's own autograder/ is put first on the path
 sys.path.insert(0, str(BUNDLE))
 from autograder.run.nbgrader_cli import STUDENT_OWN  # noqa: E402
 

@@ -34,7 +34,6 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[2]))  # the folder that holds autograder/
 from autograder.scoring.editions import answer_code  # noqa: E402
 from autograder.intake.intake import (  # noqa: E402  (the documented default)
     LINK_REFUSED, MAX_FILES)

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from autograder.intake.intake import digest
 from autograder.run.nbgrader_cli import GRADER_FILES, grader_modules
-from autograder.commands.nbgrader_run import Limits
+from autograder.pipeline.run_student import Limits
 from autograder.intake.grading_outcome import DONE, Outcome
 
 # the grader's own modules: a change to any of them grades every student again
-GRADING_CODE = ("grade", "intake", "release_check", "nbgrader_run", "resume", "results",
-                "grading_outcome", "nbgrader_steps", "kernel_sandbox", "nbgrader_config",
+GRADING_CODE = ("grade", "intake", "release_check", "run_student", "keep_results", "results",
+                "grading_outcome", "autograde_steps", "kernel_sandbox", "nbgrader_config",
                 "nbgrader_cli", "editions", "grader_sandbox")
 
 

@@ -291,23 +291,23 @@ def fork_server(preload: bool = True):
         return None
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(
-        ["autograder.commands.nbgrader_steps", "nbgrader.apps"] if preload else [])
+        ["autograder.pipeline.autograde_steps", "nbgrader.apps"] if preload else [])
     return ctx
 
 
 def run_steps(course: Path, assignment: str, student: str, settings: dict,
               log: Path, env: dict[str, str], seconds: float) -> str | None:
-    """Autograde `student` and write their feedback (nbgrader_steps.py), all
+    """Autograde `student` and write their feedback (autograde_steps.py), all
     killed after `seconds`; None when both went well, else what failed."""
     check_stop()  # (after an interrupt no new process starts)
     args = [str(course), assignment, student, json.dumps(settings)]
     full_env = {**nbgrader_env(), **env}
-    from autograder.commands import nbgrader_steps
+    from autograder.pipeline import autograde_steps
 
-    ctx = fork_server(preload=nbgrader_steps.grader_sandbox_settings(str(course)) is None)
+    ctx = fork_server(preload=autograde_steps.grader_sandbox_settings(str(course)) is None)
     if ctx is not None:
         log.touch()
-        proc = ctx.Process(target=nbgrader_steps.child, args=(*args, str(log), full_env))
+        proc = ctx.Process(target=autograde_steps.child, args=(*args, str(log), full_env))
         proc.start()
         proc.join(seconds)
         if proc.is_alive():
@@ -318,7 +318,7 @@ def run_steps(course: Path, assignment: str, student: str, settings: dict,
             code = proc.exitcode
     else:
         with log.open("a", encoding="utf-8") as fh:
-            child = subprocess.Popen([sys.executable, str(HERE / "nbgrader_steps.py"), *args],
+            child = subprocess.Popen([sys.executable, str(HERE / "autograde_steps.py"), *args],
                                      cwd=course, env=full_env, stdout=fh,
                                      stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
             try:

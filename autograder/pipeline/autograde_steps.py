@@ -1,6 +1,6 @@
 """Autograde one student and write their feedback, in one nbgrader process.
 
-    python nbgrader_steps.py COURSE ASSIGNMENT STUDENT SETTINGS_JSON
+    python autograde_steps.py COURSE ASSIGNMENT STUDENT SETTINGS_JSON
 
 grade.py runs this once per student, in the student's own course folder
 (with its nbgrader_config.py and gradebook): forked from a server process
@@ -25,7 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-# run as a script: the folder that holds autograder/
+# run as a script in the grader's sandbox, from the sandbox's own copy of
+# the package (outer, below): that copy, not an installed one, is what must
+# be imported, so the folder that holds it goes first
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from autograder.run.kernel_sandbox import (launch_zygote, runtime_tmpfs, start_zygote,
@@ -112,7 +114,7 @@ def outer(course: str, assignment: str, student: str, settings: str, s: dict) ->
         shutil.copytree(Path(course, "submitted", student, assignment), beside, symlinks=True)
         grader_sandbox.hand_over(Path(course), grader["uid"])
         code = Path(grader["code"])
-        inner = [sys.executable, str(code / "autograder" / "commands" / "nbgrader_steps.py"),
+        inner = [sys.executable, str(code / "autograder" / "pipeline" / "autograde_steps.py"),
                  "--inner", course, assignment, student, settings]
         env = grader_sandbox.environment(s, Path(course), dict(os.environ))
         cmd = grader_sandbox.command(inner, Path(course), s, code, env)
@@ -152,6 +154,8 @@ def steps(course: str, assignment: str, student: str, settings: str,
     from traitlets.config.loader import PyFileConfigLoader
 
     os.chdir(course)  # nbgrader_config.py looks for rag_feedback.py here
+    # nbgrader loads the steps nbgrader_config.py names from the course
+    # folder's copy of the grader's files
     sys.path.insert(0, course)
     config = PyFileConfigLoader("nbgrader_config.py", path=course).load_config()
     config.merge(Config(json.loads(settings)))

@@ -1,0 +1,1 @@
+"""The pipeline: one student graded, step by step (run, autograde, keep)."""
