@@ -222,3 +222,45 @@ def test_the_runtime_holds_no_solution():
     assert any(n.startswith("ragkit/") for n in names) and any(n.startswith("data/") for n in names)
     assert not [n for n in names if n.split("/")[0] not in ("ragkit", "data")]
     assert not [n for n, data in names.items() if b"### BEGIN SOLUTION" in data]
+
+
+def test_an_exchange_that_holds_files_stays_where_it_is_and_says_how_to_move_it(tmp_path):
+    """Mounting a disk over it would hide the students' work in it."""
+    exchange = tmp_path / "exchange"
+    (exchange / hubctl.COURSE_ID).mkdir(parents=True)
+    said = hubctl.exchange_on_disk(exchange, 64, tmp_path / "disks")
+    assert "holds files already" in said and "move it away" in said
+    assert not hubctl.disks.mounted(exchange) and not (tmp_path / "disks").exists()
+    assert hubctl.exchange_on_disk(exchange, 0, tmp_path / "disks") is None
+
+
+def test_a_home_larger_than_its_disk_is_refused_and_no_image_is_left(tmp_path):
+    """mkfs.ext4 -d cannot fit 24 MB of files into a 16 MB image: the error
+    names the folder and the size, and no image (whole or half made) stays
+    to be mounted later; a size that is not a number of MB is refused."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "data.bin").write_bytes(secrets.token_bytes(24 * 2 ** 20))
+    with pytest.raises(hubctl.disks.DiskProblem, match=rf"from {home} .*more than 16 MB"):
+        hubctl.disks.make_image(tmp_path / "home.img", 16, content=home)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+    with pytest.raises(ValueError, match="megabytes"):
+        hubctl.disks.make_image(tmp_path / "home.img", "64")
+
+
+def test_the_collect_listing_keeps_the_other_assignments_rows(tmp_path):
+    """Collecting the project after the quiz keeps the quiz's rows (the
+    grading of both reads their refusals and claims from the one listing);
+    the project's earlier rows are replaced."""
+    import exchange_collect
+    from exchange_collect import Row
+
+    listing = tmp_path / "exchange_collected.csv"
+    when = "2026-12-01 10:00:00.000000 UTC"
+    exchange_collect.write_rows(listing, [
+        Row("ada", f"ada+quiz+{when}+abc", "collected", when, when),
+        Row("ada", f"ada+project+{when}+abc", "collected", when, when),
+        Row("(unknown)", "stray-file", "refused", note="not a submission's name")])
+    kept = exchange_collect.other_assignments(listing, "project")
+    assert [r.submission for r in kept] == [f"ada+quiz+{when}+abc"]
+    assert kept[0] == Row("ada", f"ada+quiz+{when}+abc", "collected", when, when)
