@@ -9,9 +9,9 @@ ext4 image file of a fixed size mounted through a loop device:
 
 * a student's home (`home_disk`, called by the spawner before each server
   starts): past the size, a write fails with "No space left on device" in
-  that student's home alone. The image is made on the first start from
-  what the home holds then (`mkfs.ext4 -d`) and mounted over it; on a
-  later start (the hub or the server restarted) a home that is already a
+  that student's home alone. On the first start an empty image is mounted
+  over the home and what the home held is moved onto it by the student's
+  own tar (root reads none of it); on a later start (the hub or the server restarted) a home that is already a
   mount point is left as it is.
 * the exchange (`exchange_disk`, called by `make hub` and `make release`
   when they would make the exchange): every student's inbound together can
@@ -76,11 +76,10 @@ def disks_folder(disks: Path) -> Path:
     return disks
 
 
-def make_image(image: Path, megabytes: int, content: Path | None = None) -> None:
-    """An ext4 image of `megabytes` MB at `image` (0600, reserved in full),
-    holding a copy of the folder `content` when given. Made beside its
-    final name and renamed when complete, so that a failed attempt never
-    leaves a half-made image to be mounted later."""
+def make_image(image: Path, megabytes: int) -> None:
+    """An empty ext4 image of `megabytes` MB at `image` (0600, reserved in
+    full). Made beside its final name and renamed when complete, so that a
+    failed attempt never leaves a half-made image to be mounted later."""
     if not isinstance(megabytes, int) or megabytes < 16:
         raise ValueError(f"megabytes must be an int of at least 16 (got megabytes={megabytes!r})")
     new = image.with_name(image.name + ".new")
@@ -98,16 +97,39 @@ def make_image(image: Path, megabytes: int, content: Path | None = None) -> None
     os.close(fd)
     # -m 0: no blocks kept for root, the student gets the whole size;
     # nodiscard keeps the reservation (a discard would punch it out again)
-    command = ["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard,root_owner=0:0",
-               *(["-d", str(content)] if content is not None else []), str(new)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-E",
+                           "nodiscard,root_owner=0:0", str(new)], capture_output=True, text=True)
     if done.returncode:
         os.unlink(new)
-        raise DiskProblem(f"mkfs.ext4 could not make {image}"
-                          + (f" from {content} (it may hold more than {megabytes} MB)"
-                             if content is not None else "")
-                          + f": {done.stderr.strip()[-300:]}")
+        raise DiskProblem(f"mkfs.ext4 could not make {image}: {done.stderr.strip()[-300:]}")
     os.rename(new, image)
+
+
+def move_in(account: pwd.struct_passwd, old: int, home: Path) -> None:
+    """Copy what the home held before its disk (the folder open as `old`,
+    now under the mount) onto the disk at `home`: tar reads it and tar
+    writes it, both as the student, so root reads none of the student's
+    bytes and follows none of their links. What the student cannot read
+    there is left out; more than the disk holds fails."""
+    student = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": [],
+               "env": {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}}
+    # the child changes into the old folder through its inherited descriptor
+    # while still root, then becomes the student before tar reads anything
+    reader = subprocess.Popen(["tar", "--create", "--file=-", "--ignore-failed-read",
+                               "--one-file-system", "."], cwd=f"/proc/self/fd/{old}",
+                              pass_fds=(old,), stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, **student)
+    try:
+        writer = subprocess.run(["tar", "--extract", "--file=-", "--preserve-permissions",
+                                 f"--directory={home}"], stdin=reader.stdout,
+                                capture_output=True, text=True, timeout=600, cwd="/", **student)
+    finally:
+        reader.stdout.close()
+        reader.kill()
+        reader.wait()
+    if writer.returncode:
+        raise DiskProblem(f"{home} holds more than its disk takes, or files that cannot be "
+                          f"moved: {writer.stderr.strip()[-300:]}")
 
 
 def mount_image(image: Path, target: Path, options: str, fresh: bool) -> None:
@@ -137,8 +159,8 @@ def unmount(path: Path) -> bool:
 
 def home_disk(name: str, disks: Path = DISKS, megabytes: int = HOME_MB) -> Path | None:
     """As root, before `name`'s server starts: their home on an image of
-    `megabytes` MB (made on the first start from what the home holds), the
-    student's and 0700; returns the image, or None when the home is a mount
+    `megabytes` MB (on the first start, with a copy of what the home held:
+    `move_in`), the student's and 0700; returns the image, or None when the home is a mount
     point already (an earlier start's image, or the machine's own) or
     `megabytes` is 0 (no cap)."""
     if not megabytes:
@@ -156,10 +178,22 @@ def home_disk(name: str, disks: Path = DISKS, megabytes: int = HOME_MB) -> Path 
     image = disks_folder(disks) / f"home-{name}.img"
     fresh = not image.is_file()
     if fresh:
-        make_image(image, megabytes, content=home)
-    mount_image(image, home, "nosuid,nodev", fresh)
-    os.chown(home, account.pw_uid, account.pw_gid)
-    os.chmod(home, 0o700)
+        make_image(image, megabytes)
+    old = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        mount_image(image, home, "nosuid,nodev", fresh)
+        os.chown(home, account.pw_uid, account.pw_gid)
+        os.chmod(home, 0o700)
+        if fresh:
+            move_in(account, old, home)
+    except DiskProblem as problem:
+        unmount(home)  # the home as it was, and a new image next time
+        if fresh:
+            os.unlink(image)
+        raise DiskProblem(f"{name}'s home cannot go on a {megabytes} MB disk: "
+                          f"{problem}") from None
+    finally:
+        os.close(old)
     return image
 
 
@@ -168,10 +202,9 @@ def exchange_disk(root: Path, mode: int, disks: Path = DISKS,
     """As root, before the exchange's folders are made: the exchange's root
     on an image of `megabytes` MB when it is new (missing or an empty
     folder), its root given `mode` when the image is new; returns what was
-    done, in a line for the log (None when `megabytes` is 0, no cap).
-    An exchange that
-    already holds files is left where it is (its students' work would
-    disappear under the mount): the line says how to move it."""
+    done, in a line for the log (None when `megabytes` is 0, no cap). An
+    exchange that already holds files is left where it is (its students'
+    work would disappear under the mount): the line says how to move it."""
     if not megabytes:
         return None
     if os.path.lexists(root) and mounted(root):

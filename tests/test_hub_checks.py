@@ -234,16 +234,40 @@ def test_an_exchange_that_holds_files_stays_where_it_is_and_says_how_to_move_it(
     assert hubctl.exchange_on_disk(exchange, 0, tmp_path / "disks") is None
 
 
-def test_a_home_larger_than_its_disk_is_refused_and_no_image_is_left(tmp_path):
-    """mkfs.ext4 -d cannot fit 24 MB of files into a 16 MB image: the error
-    names the folder and the size, and no image (whole or half made) stays
-    to be mounted later; a size that is not a number of MB is refused."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "data.bin").write_bytes(secrets.token_bytes(24 * 2 ** 20))
-    with pytest.raises(hubctl.disks.DiskProblem, match=rf"from {home} .*more than 16 MB"):
-        hubctl.disks.make_image(tmp_path / "home.img", 16, content=home)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+def test_a_home_moves_onto_its_disk_as_the_student_and_one_too_large_is_left_as_it_was(
+        tmp_path):
+    """A throwaway account's home holds a file, a link to /etc/shadow and a
+    file of root's only it cannot read: on its 16 MB disk it finds its file
+    and its link (a link still, nothing of /etc/shadow read), not root's
+    file. A home of 24 MB does not fit: the error says so, the home is
+    not mounted and holds what it held, and no image is left."""
+    name = f"rhc{secrets.token_hex(4)}"
+    hubctl.add_user(name, None, None)
+    home, images = Path(pwd.getpwnam(name).pw_dir), tmp_path / "disks"
+    try:
+        (home / "mine.txt").write_text("mine")
+        os.chown(home / "mine.txt", pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid)
+        (home / "shadow").symlink_to("/etc/shadow")
+        (home / "roots.txt").write_text("root's")
+        (home / "roots.txt").chmod(0o600)
+        assert hubctl.disks.home_disk(name, images, 16) == images / f"home-{name}.img"
+        assert hubctl.disks.mounted(home) and (home / "mine.txt").read_text() == "mine"
+        assert os.readlink(home / "shadow") == "/etc/shadow"
+        assert not (home / "roots.txt").exists()
+        assert (home / "mine.txt").stat().st_uid == pwd.getpwnam(name).pw_uid
+
+        hubctl.disks.unmount(home)
+        (images / f"home-{name}.img").unlink()
+        (home / "big.bin").write_bytes(secrets.token_bytes(24 * 2 ** 20))
+        os.chown(home / "big.bin", pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid)
+        with pytest.raises(hubctl.disks.DiskProblem, match=rf"{name}'s home cannot go on a "
+                           r"16 MB disk: .*holds more than its disk takes"):
+            hubctl.disks.home_disk(name, images, 16)
+        assert not hubctl.disks.mounted(home) and (home / "big.bin").stat().st_size == 24 * 2 ** 20
+        assert list(images.iterdir()) == []
+    finally:
+        hubctl.disks.unmount(home)
+        subprocess.run(["userdel", "-r", name], capture_output=True)
     with pytest.raises(ValueError, match="megabytes"):
         hubctl.disks.make_image(tmp_path / "home.img", "64")
 
