@@ -11,8 +11,8 @@ ext4 image file of a fixed size mounted through a loop device:
   starts): past the size, a write fails with "No space left on device" in
   that student's home alone. On the first start an empty image is mounted
   over the home and what the home held is moved onto it by the student's
-  own tar (root reads none of it); on a later start (the hub or the server restarted) a home that is already a
-  mount point is left as it is.
+  own tar (root reads none of it); on a later start (the hub or the
+  server restarted) a home that is already a mount point is left as it is.
 * the exchange (`exchange_disk`, called by `make hub` and `make release`
   when they would make the exchange): every student's inbound together can
   hold no more than its size, so a hoarder fills the exchange, never the
