@@ -222,7 +222,8 @@ hostile: $(SANDBOX)
 ## the repository closed to every other account, the exchange EXCHANGE=dir
 ## with sticky folders, the proxy from npm, the grader account GRADER=name,
 ## the port), then prints the address; each student's server runs capped
-## (memory, processes, CPU); formgrader is a hub service on GRADES=dir.
+## (memory, processes, CPU), each home and the exchange on a disk image of
+## a fixed size; formgrader is a hub service on GRADES=dir.
 ## AUTH=shared: one password (RAG_HUB_SHARED_PASSWORD) for a workshop.
 ## See hub/README.md
 hub: $(HUB_RUNTIME)

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from autograder.intake.deadlines import claim_is_earlier, parse_stamp
 from autograder.intake.gate import GATE_GID, Caps, take_folder
 from autograder.intake.intake import plain
 
@@ -51,7 +52,6 @@ from autograder.intake.intake import plain
 NAME = re.compile(r"^(?P<student>[^+]+)\+(?P<assignment>[^+]+)\+(?P<stamp>[^+]+)"
                   r"\+(?P<random>[^+]+)$")
 SLACK = timedelta(minutes=5)   # clocks of one machine: a name dated later is refused
-CLAIM_SLACK = timedelta(seconds=60)  # a claim this much earlier than receipt is flagged
 ENTRIES = 10_000               # the most entries the time walk looks at
 COLUMNS = ["student", "submission", "status", "received", "claimed", "note"]
 
@@ -105,16 +105,6 @@ class Collected:
 def stamp(moment: datetime) -> str:
     """A time as nbgrader writes timestamp.txt."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-
-
-def parse_stamp(text: str) -> datetime | None:
-    from nbgrader.utils import parse_utc
-
-    try:
-        moment = parse_utc(text.strip())
-    except (ValueError, TypeError, OverflowError):
-        return None
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
 
 
 class Pinned:
@@ -278,14 +268,27 @@ def collect(assignment: str, course: Path, exchange: Path, course_id: str,
             notes = [plain(line) for line in taken.problems()]
             if taken.refused:
                 result.partly.append(row)
-            if claim is None or claim < received - CLAIM_SLACK:
+            if claim_is_earlier(claim, received):
                 notes.insert(0, "its timestamp.txt claims an earlier time than it was "
                                 "received: the received time counts")
             row.note = "; ".join(notes)
     finally:
         pinned.close()
-    write_rows(course / "exchange_collected.csv", result.rows)
+    listing = course / "exchange_collected.csv"
+    write_rows(listing, other_assignments(listing, assignment) + result.rows)
     return result
+
+
+def other_assignments(listing: Path, assignment: str) -> list[Row]:
+    """The rows of an earlier listing that belong to other assignments,
+    kept: one listing holds the newest collect of each assignment, so
+    that grading them all at once finds every row (refusals, claims)."""
+    if not listing.is_file():
+        return []
+    with listing.open(newline="", encoding="utf-8") as handle:
+        rows = [Row(**{c: r.get(c) or "" for c in COLUMNS}) for r in csv.DictReader(handle)]
+    return [r for r in rows if (found := NAME.match(r.submission))
+            and found["assignment"] != assignment]
 
 
 def read_claim(dest: Path) -> str:

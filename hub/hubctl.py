@@ -26,6 +26,8 @@ was first run on a hub (hub/README.md):
 * the exchange gets nbgrader's permissions with the sticky bit on its root
   and on inbound, and one whose permissions drifted stops the start with
   the chmod that puts them back;
+* no disk quotas here: a new exchange goes on a disk image of a fixed size
+  (hub/disks.py), as each student's home does when their server starts;
 * configurable-http-proxy comes from npm into .venv/node; node older than
   20 stops with what to install; a port in use stops with how to pick
   another; a grader account that does not exist stops with how to add it.
@@ -51,11 +53,9 @@ import sys
 from pathlib import Path
 
 HUB = Path(__file__).resolve().parent
-# useradd, chpasswd, runuser and the like live in the sbin folders, which a
-# bare PATH (env -i, cron, CI) leaves out
-for _sbin in ("/usr/sbin", "/sbin"):
-    if _sbin not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.environ.get("PATH", "/usr/bin:/bin") + os.pathsep + _sbin
+# hub/disks.py (this script's folder is on the path); importing it also puts the sbin folders on PATH (useradd,
+# chpasswd, runuser, mkfs.ext4), which a bare PATH (env -i, cron, CI) leaves out
+import disks  # noqa: E402
 
 ROOT = HUB.parent
 COURSE_ID = "rag-building-blocks"  # autograder/run/nbgrader_config.py's course id
@@ -190,6 +190,27 @@ def check_exchange(root: Path, course: str = COURSE_ID, create: bool = True) -> 
                          "replace or swap each other's work. "
                          f"Put them back with `{fix}` and check "
                          "that nothing was read or changed, then start again")
+
+
+def exchange_on_disk(root: Path, megabytes: int = disks.EXCHANGE_MB,
+                     folder: Path = disks.DISKS) -> str | None:
+    """A new exchange on an image of its own (hub/disks.py), so that what
+    students write into inbound fills that image, never the machine's disk;
+    returns the line to print (None when `megabytes` is 0)."""
+    try:
+        return disks.exchange_disk(root, EXCHANGE_MODES[""], folder, megabytes)
+    except disks.DiskProblem as problem:
+        raise HubProblem(f"{problem}; or run without a disk of its own for the exchange "
+                         "(RAG_HUB_EXCHANGE_MB=0)") from None
+
+
+def check_loop_devices() -> None:
+    """The homes' and the exchange's images need loop devices and mkfs.ext4."""
+    if not os.path.exists("/dev/loop-control") or shutil.which("mkfs.ext4") is None:
+        raise HubProblem("this machine offers no loop devices (/dev/loop-control) or no "
+                         "mkfs.ext4 (apt-get install e2fsprogs), which the fixed-size homes "
+                         "and exchange need: add them, or run without those caps "
+                         "(RAG_HUB_HOME_MB=0 RAG_HUB_EXCHANGE_MB=0 make hub; hub/README.md)")
 
 
 # ------------------------------------------------------------ accounts
@@ -466,6 +487,7 @@ def release(assignment: str, course: Path, exchange: Path) -> str:
     require_root("releasing to the exchange")
     if not (course / "release" / assignment).is_dir():
         raise HubProblem(f"no release/{assignment} in {course}: build it first (make build)")
+    exchange_on_disk(exchange)
     check_exchange(exchange)
     return nbgrader(["release_assignment", assignment, "--force"], course, exchange)
 
@@ -551,7 +573,8 @@ def hand_to_grader(grades: Path, grader: str) -> Path:
 
 
 def hub_environment(*, port: int, state: Path, exchange: Path, grader: str, grades: Path,
-                    venv: Path, auth: str = "pam", cull: int = 3600) -> dict[str, str]:
+                    venv: Path, auth: str = "pam", cull: int = 3600,
+                    images: Path = disks.DISKS, home_mb: int = disks.HOME_MB) -> dict[str, str]:
     """What hub/jupyterhub_config.py reads; every port checked free."""
     ports = {"the hub": port}
     for what in ("the hub's API", "the proxy's API", "the formgrader service"):
@@ -565,12 +588,18 @@ def hub_environment(*, port: int, state: Path, exchange: Path, grader: str, grad
             "RAG_HUB_GRADER": grader, "RAG_HUB_GRADES": str(grades),
             "RAG_HUB_VENV": str(venv), "RAG_HUB_PROXY": str(check_proxy()),
             "RAG_HUB_AUTH": auth, "RAG_HUB_CULL": str(cull),
-            "RAG_HUB_STUDENTS": STUDENTS_GROUP, "RAG_HUB_PYTHON": sys.executable}
+            "RAG_HUB_STUDENTS": STUDENTS_GROUP, "RAG_HUB_PYTHON": sys.executable,
+            "RAG_HUB_DISKS": str(images), "RAG_HUB_HOME_MB": str(home_mb)}
 
 
 def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path,
-            prefix: Path = PREFIX, auth: str = "pam", quiet: bool = False) -> dict[str, str]:
-    """Every check and fix of `start`, in order; returns the hub's environment."""
+            prefix: Path = PREFIX, auth: str = "pam", quiet: bool = False,
+            images: Path = disks.DISKS, home_mb: int = disks.HOME_MB,
+            exchange_mb: int = disks.EXCHANGE_MB) -> dict[str, str]:
+    """Every check and fix of `start`, in order; returns the hub's
+    environment. `images` is the folder of the disk images of the homes
+    (`home_mb` MB each, made as each server first starts) and of a new
+    exchange (`exchange_mb` MB); 0 MB leaves them on the machine's disk."""
     require_root("the hub")
     check_node()
     check_proxy()
@@ -583,6 +612,11 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
             print(f"fixed: {line}")
     for line in check_closed(str(venv / "bin" / "python")):
         print(f"warning: {line}", file=sys.stderr)
+    if home_mb or exchange_mb:
+        check_loop_devices()
+    said = exchange_on_disk(exchange, exchange_mb, images)
+    if said and not quiet:
+        print(f"the exchange: {said}")
     check_exchange(exchange)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)
@@ -597,7 +631,8 @@ def prepare(*, port: int, state: Path, exchange: Path, grader: str, grades: Path
                              "make hub closes) and your home folder: "
                              "GRADES=/srv/rag-course-hub/grades, say")
     return hub_environment(port=port, state=state, exchange=exchange, grader=grader,
-                           grades=grades, venv=venv, auth=auth)
+                           grades=grades, venv=venv, auth=auth, images=images,
+                           home_mb=home_mb)
 
 
 def main(argv: list[str] | None = None) -> int:

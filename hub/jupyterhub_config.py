@@ -21,7 +21,9 @@ exchange, the grader account, the students' environment). In short:
   and role), everyone else gets 403;
 * idle servers stop after an hour (jupyterhub-idle-culler);
 * limits: each server runs in a cgroup of its own (memory, processes,
-  CPU), with resource limits as the fallback (hub/server_limits.py).
+  CPU), with resource limits as the fallback (hub/server_limits.py), and
+  the student's home is a disk image of a fixed size (hub/disks.py;
+  RAG_HUB_DISKS and RAG_HUB_HOME_MB come from hubctl.py).
 """
 import os
 import sys

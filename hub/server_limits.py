@@ -1,5 +1,6 @@
 """Limits on each student's server on the hub: one cgroup per server
-(memory, process count, CPU), resource limits as the fallback.
+(memory, process count, CPU), resource limits as the fallback, and the
+home on a disk of a fixed size (hub/disks.py) before the server starts.
 
 The hub runs every student's `jupyterhub-singleuser` and, under it, their
 kernels and terminals. Without limits, one cell that allocates without end
@@ -21,12 +22,16 @@ shared machine.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import resource
 from pathlib import Path
 
 from autograder.run.kernel_sandbox import join_cgroup, make_cgroup, remove_cgroup
+# hub/disks.py: hub/ is on the path, as the folder of the script that runs
+# (hubctl.py) or put there by jupyterhub_config.py, which loads this file
+from disks import home_disk  # noqa: E402
 
 MB = 2 ** 20
 MEMORY_BYTES = int(os.environ.get("RAG_HUB_MEMORY_MB", "1024")) * MB
@@ -91,10 +96,19 @@ def enter(cgroup: dict | None) -> None:
 
 
 def capped_spawner(base: type) -> type:
-    """`base` (LocalProcessSpawner) with a cgroup per server."""
+    """`base` (LocalProcessSpawner) with a cgroup per server and the
+    student's home on a disk of its own (hub/disks.py)."""
 
     class CappedSpawner(base):
         cgroup: dict | None = None
+
+        async def start(self):
+            # before anything of the student's runs; mkfs may take a second,
+            # which the hub spends serving the others
+            image = await asyncio.to_thread(home_disk, self.user.name)
+            if image is not None:
+                self.log.info("%s's home: on %s", self.user.name, image)
+            return await super().start()
 
         def make_preexec_fn(self, name):
             drop = super().make_preexec_fn(name)

@@ -14,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from autograder.commands import course  # noqa: E402
 from autograder.reports import grade_sheet  # noqa: E402
 from autograder.intake import deadlines  # noqa: E402
 
@@ -109,12 +108,38 @@ def gradebook(out: Path, stamps: dict[str, datetime]) -> None:
             gb.add_submission("quiz", student, timestamp=when.replace(tzinfo=None))
 
 
+def exchange_listing(course_root: Path) -> None:
+    """COURSE/exchange_collected.csv as the hub's collect writes it
+    (hub/exchange_collect.py): ada's claim a few seconds before receipt, as
+    nbgrader writes one; ben's before the due date, though received two
+    days after it; cai's row is her project's, not her quiz's."""
+    sys.path.insert(0, str(ROOT / "hub"))
+    from exchange_collect import Row, stamp, write_rows
+
+    name = "{0}+{1}+2026-12-01 00:00:00.000000 UTC+r4nd0m"
+    write_rows(course_root / "exchange_collected.csv", [
+        Row("ada", name.format("ada", "quiz"), "collected", stamp(DUE - timedelta(hours=1)),
+            stamp(DUE - timedelta(hours=1, seconds=5))),
+        Row("ben", name.format("ben", "quiz"), "collected",
+            stamp(DUE + timedelta(days=2, hours=1)), stamp(DUE - timedelta(hours=2)),
+            "its timestamp.txt claims an earlier time than it was received"),
+        Row("cai", name.format("cai", "project"), "collected",
+            stamp(DUE + timedelta(days=30)), stamp(DUE - timedelta(days=9)))])
+
+
 def test_the_sheet_shows_points_before_and_after_and_drops_nobody(tmp_path, monkeypatch):
+    """Late work also shows, from the hub's collect listing kept with the
+    grades, each student's own claimed time beside the received one,
+    flagged only when earlier (by more than the slack); nothing for a
+    submission that came another way."""
     # nbgrader makes a gradebook with alembic, a script of this environment
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
     gradebook(tmp_path, {"ada": DUE - timedelta(hours=1), "ben": DUE + timedelta(days=2, hours=1),
                          "cai": DUE + timedelta(days=30)})
-    (tmp_path / grade_sheet.DEADLINES).write_text(POLICY)
+    (tmp_path / "course" / "submitted").mkdir(parents=True)
+    exchange_listing(tmp_path / "course")
+    (tmp_path / "policy.toml").write_text(POLICY)
+    grade_sheet.keep_deadlines(tmp_path, tmp_path / "policy.toml", tmp_path / "course" / "submitted")
     frame = pd.DataFrame([{"student": s, "quiz": 8.0, "total": 8.0, "out of": 10.0}
                           for s in ("ada", "ben", "cai")])
     sheet = grade_sheet.apply_deadlines(frame, tmp_path).set_index("student")
@@ -128,6 +153,13 @@ def test_the_sheet_shows_points_before_and_after_and_drops_nobody(tmp_path, monk
     assert late.loc["cai", "accepted"] == "no" and late.loc["ben", "penalty"] == 3.0
     page = (tmp_path / "late_work.html").read_text()
     assert "ben" in page and "3 day(s) late" in page and "<script" not in page
+    claims = pd.read_csv(tmp_path / "late_work.csv", dtype=str, keep_default_na=False)
+    claims = claims.set_index("student")[["handed in (UTC)", "claimed by the student (UTC)",
+                                          "claim earlier"]]
+    assert claims.loc["ada"].tolist() == ["2026-12-01 16:00:00", "2026-12-01 15:59:55", ""]
+    assert claims.loc["ben"].tolist() == ["2026-12-03 18:00:00", "2026-12-01 15:00:00", "yes"]
+    assert claims.loc["cai"].tolist()[1:] == ["", ""], "cai's project claim shown for her quiz"
+    assert "<th>claimed by the student (UTC)</th>" in page and "2026-12-01 15:00:00" in page
     # no policy: the sheet is left as it was
     (tmp_path / grade_sheet.DEADLINES).unlink()
     assert grade_sheet.apply_deadlines(frame, tmp_path).equals(frame)

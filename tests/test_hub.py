@@ -30,7 +30,10 @@ The tests run in order, one course term:
    /dev/zero, a setuid bash and a FIFO (issue 53: left out, listed, the
    class collected); a cell
    that allocates 3 GiB and one that forks without end (that student's
-   kernel ends at her server's cgroup, the hub and another student go on).
+   kernel ends at her server's cgroup, the hub and another student go on);
+7. disks of a fixed size, without quota tools: a home filled past its
+   disk fails in that home alone, and a hoard written straight into
+   inbound stops at the exchange's disk, not the machine's.
 
 Needs root (accounts, PAM, servers run as the students): CI runs as root;
 anyone else gets a failure saying so, never a skip.
@@ -69,6 +72,7 @@ from autograder.intake.gate import GATE_GID  # noqa: E402
 SERVICE = f"formgrader-{hubctl.COURSE_ID}"
 WAIT = 90
 QUESTIONS = 10
+DISK_MB = 64  # each home's and the exchange's disk in these tests
 TIMES: dict[str, float] = {}  # what the closing note reports, measured here
 
 
@@ -166,8 +170,11 @@ def term(tmp_path_factory):
         shutil.copytree(ROOT / "release" / "quiz", course / "release" / "quiz")
         exchange, state, grades = base / "exchange", base / "state", base / "grades"
         port = hubctl.free_port()
+        # the homes and the exchange on small disks of their own (64 MB
+        # each here; hub/README.md gives the course's sizes)
         env = hubctl.prepare(port=port, state=state, exchange=exchange, grader=names["grader"],
-                             grades=grades, quiet=True)
+                             grades=grades, quiet=True, images=base / "disks", home_mb=DISK_MB,
+                             exchange_mb=DISK_MB)
         log = open(base / "jupyterhub.log", "w")
         t0 = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "jupyterhub", "-f",
@@ -209,6 +216,11 @@ def term(tmp_path_factory):
             log.close()
             shutil.copyfile(base / "jupyterhub.log", shots / "jupyterhub.log")
             print(f"\nthe hub's log: {shots / 'jupyterhub.log'}")
+        # the disks the hub mounted (the homes of the students whose servers
+        # started, and the exchange), before their folders go
+        disks = [Path(pwd.getpwnam(name).pw_dir) for name in made] + [base / "exchange"]
+        for path in disks:
+            hubctl.disks.unmount(path)
         removed = []
         for name in made:
             done = subprocess.run(["userdel", "-r", name], capture_output=True, text=True)
@@ -219,6 +231,7 @@ def term(tmp_path_factory):
         print(f"\nhub test times: {json.dumps(TIMES)}")
         assert not removed, f"accounts not removed: {removed}"
         assert not [n for n in made if _exists(n)], "a throwaway account is still there"
+        assert not hubctl.disks.mount_points() & set(map(str, disks)), "a disk is still mounted"
 
 
 def _exists(name: str) -> bool:
@@ -647,6 +660,15 @@ def test_tricks_at_the_exchange_are_refused_or_charged_and_honest_work_is_graded
     assert late_work.loc[mallory, "days late"] == 1, late_work.loc[mallory].to_dict()
     assert late_work.loc[mallory, "before penalty"] == 9
     assert late_work.loc[mallory, "after penalty"] == 8
+    # her claim (the timestamp.txt she wrote) beside it, flagged; carol's
+    # claim, nbgrader's own, within a moment of receipt
+    claims = pd.read_csv(grades / "late_work.csv", dtype=str, keep_default_na=False)
+    claims = claims.set_index("student")[["claimed by the student (UTC)", "claim earlier"]]
+    assert claims.loc[mallory].tolist() == [f"{due - timedelta(hours=1):%Y-%m-%d %H:%M:%S}",
+                                            "yes"], claims
+    hers = datetime.strptime(claims.loc[carol, "claimed by the student (UTC)"],
+                             "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    assert abs(hers - due) < timedelta(minutes=1) and claims.loc[carol, "claim earlier"] == ""
 
     # nothing the instructor holds is readable by a student, before and after
     # the grader account is handed formgrader
@@ -906,3 +928,97 @@ def test_a_memory_hog_and_a_fork_bomb_stop_in_that_students_server_alone(term):
     assert not processes_of(mallory), f"{mallory}'s processes outlived her server"
     assert not memory.exists(), f"{memory} was left behind"
     TIMES["memory hog and fork bomb (s)"] = round(time.monotonic() - t0, 1)
+
+
+# ------------------------------------------------- disks of a fixed size
+
+# run by a student: write `limit` bytes to `path`, a MiB at a time, then
+# remove them again (whether the disk took them or not)
+FILL = """import os
+path, written = os.path.expanduser({path!r}), 0
+try:
+    with open(path, 'wb') as out:
+        while written < {limit}:
+            out.write(b'x' * 2 ** 20)
+            written += 2 ** 20
+        out.flush()
+        os.fsync(out.fileno())
+    print('wrote all', written)
+except OSError as err:
+    print('stopped after', written, err.strerror)
+finally:
+    if os.path.exists(path):
+        os.remove(path)
+"""
+
+
+def mounts_at(path: Path) -> int:
+    """How many file systems are mounted at `path` (stacked mounts count)."""
+    return sum(line.split()[4] == str(path)
+               for line in Path("/proc/self/mountinfo").read_text().splitlines())
+
+
+def test_a_full_home_fails_in_that_students_home_alone_and_is_mounted_once(term):
+    """alice's server (started in the browser above) runs on a home of its
+    own 64 MB disk, made from what her home held (the account's skeleton
+    files); her cell that writes twice that gets "No space left on device"
+    in her home, while bob's server still saves a file in his; her image
+    is closed to her and to bob; the spawner's step run again (as on a
+    restart) mounts nothing twice."""
+    import requests
+
+    alice, bob = term["names"]["alice"], term["names"]["bob"]
+    home = Path(pwd.getpwnam(alice).pw_dir)
+    t0 = time.monotonic()
+    server, token = own_server(term, "alice")
+    full = run_cell(server, token, FILL.format(path="~/fill.bin", limit=2 * DISK_MB * 2 ** 20))
+    assert "stopped after" in full["out"] and "No space left on device" in full["out"], full
+    assert int(full["out"].split("stopped after")[1].split()[0]) < DISK_MB * 2 ** 20
+    assert mounts_at(home) == 1, f"{home} is not on a disk of its own"
+    assert (home / ".bashrc").is_file(), "the home's files did not move onto its disk"
+    image = term["base"] / "disks" / f"home-{alice}.img"
+    assert stat.S_IMODE(image.stat().st_mode) == 0o600 and image.stat().st_uid == 0
+    assert stat.S_IMODE(image.parent.stat().st_mode) == 0o700
+    for account in (alice, bob):
+        done = as_user(account, ["head", "-c", "1", str(image)], check=False)
+        assert done.returncode != 0 and "Permission denied" in done.stderr, \
+            f"{account} read {image}"
+    info = home.stat()
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (pwd.getpwnam(alice).pw_uid, 0o700)
+
+    # bob's server saves a file in his home (its contents API, as Lab's editor)
+    others, other_token = own_server(term, "bob")
+    saved = requests.put(f"{others}/api/contents/beside.txt", timeout=60,
+                         headers={"Authorization": f"token {other_token}"},
+                         json={"type": "file", "format": "text", "content": "still here"})
+    assert saved.status_code in (200, 201), saved.text[:300]
+    assert (Path(pwd.getpwnam(bob).pw_dir) / "beside.txt").read_text() == "still here"
+
+    # what the spawner runs before every start: alice's home is mounted already
+    assert hubctl.disks.home_disk(alice, term["base"] / "disks", DISK_MB) is None
+    assert mounts_at(home) == 1, f"{home} was mounted again over its own disk"
+    TIMES["a full home (s)"] = round(time.monotonic() - t0, 1)
+
+
+def test_a_hoard_in_inbound_fills_the_exchanges_disk_not_the_machines(term):
+    """hoarder writes twice the exchange's 64 MB straight into a folder in
+    inbound (no nbgrader, so no cap at submit): she is stopped at the
+    exchange's own disk, which is not the machine's; once she removes her
+    hoard, the room is there again."""
+    exchange = term["exchange"]
+    hoarder = term["names"]["hoarder"]
+    t0 = time.monotonic()
+    inbound = exchange / hubctl.COURSE_ID / "inbound"
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    folder = inbound / f"{hoarder}+quiz+{now}+{secrets.token_urlsafe(9)}"
+    as_user(hoarder, ["mkdir", "-m", "755", str(folder)])
+    done = as_user(hoarder, ["python", "-c", FILL.format(path=str(folder / "hoard.bin"),
+                                                         limit=2 * DISK_MB * 2 ** 20)])
+    assert "stopped after" in done.stdout and "No space left on device" in done.stdout, done
+    assert int(done.stdout.split("stopped after")[1].split()[0]) < DISK_MB * 2 ** 20
+    assert os.stat(folder).st_dev != os.stat(term["base"]).st_dev, "the hoard is on the root disk"
+    assert mounts_at(exchange) == 1, f"{exchange} is not on a disk of its own"
+    assert stat.S_IMODE(exchange.stat().st_mode) == hubctl.EXCHANGE_MODES[""]
+    as_user(hoarder, ["rm", "-r", str(folder)])
+    assert shutil.disk_usage(exchange).free > DISK_MB * 2 ** 20 // 2, "the space did not come back"
+    TIMES["a hoard in the exchange (s)"] = round(time.monotonic() - t0, 1)

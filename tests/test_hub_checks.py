@@ -222,3 +222,69 @@ def test_the_runtime_holds_no_solution():
     assert any(n.startswith("ragkit/") for n in names) and any(n.startswith("data/") for n in names)
     assert not [n for n in names if n.split("/")[0] not in ("ragkit", "data")]
     assert not [n for n, data in names.items() if b"### BEGIN SOLUTION" in data]
+
+
+def test_an_exchange_that_holds_files_stays_where_it_is_and_says_how_to_move_it(tmp_path):
+    """Mounting a disk over it would hide the students' work in it."""
+    exchange = tmp_path / "exchange"
+    (exchange / hubctl.COURSE_ID).mkdir(parents=True)
+    said = hubctl.exchange_on_disk(exchange, 64, tmp_path / "disks")
+    assert "holds files already" in said and "move it away" in said
+    assert not hubctl.disks.mounted(exchange) and not (tmp_path / "disks").exists()
+    assert hubctl.exchange_on_disk(exchange, 0, tmp_path / "disks") is None
+
+
+def test_a_home_moves_onto_its_disk_as_the_student_and_one_too_large_is_left_as_it_was(
+        tmp_path):
+    """A throwaway account's home holds a file, a link to /etc/shadow and a
+    file of root's only it cannot read: on its 16 MB disk it finds its file
+    and its link (a link still, nothing of /etc/shadow read), not root's
+    file. A home of 24 MB does not fit: the error says so, the home is
+    not mounted and holds what it held, and no image is left."""
+    name = f"rhc{secrets.token_hex(4)}"
+    hubctl.add_user(name, None, None)
+    home, images = Path(pwd.getpwnam(name).pw_dir), tmp_path / "disks"
+    try:
+        (home / "mine.txt").write_text("mine")
+        os.chown(home / "mine.txt", pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid)
+        (home / "shadow").symlink_to("/etc/shadow")
+        (home / "roots.txt").write_text("root's")
+        (home / "roots.txt").chmod(0o600)
+        assert hubctl.disks.home_disk(name, images, 16) == images / f"home-{name}.img"
+        assert hubctl.disks.mounted(home) and (home / "mine.txt").read_text() == "mine"
+        assert os.readlink(home / "shadow") == "/etc/shadow"
+        assert not (home / "roots.txt").exists()
+        assert (home / "mine.txt").stat().st_uid == pwd.getpwnam(name).pw_uid
+
+        hubctl.disks.unmount(home)
+        (images / f"home-{name}.img").unlink()
+        (home / "big.bin").write_bytes(secrets.token_bytes(24 * 2 ** 20))
+        os.chown(home / "big.bin", pwd.getpwnam(name).pw_uid, pwd.getpwnam(name).pw_gid)
+        with pytest.raises(hubctl.disks.DiskProblem, match=rf"{name}'s home cannot go on a "
+                           r"16 MB disk: .*holds more than its disk takes"):
+            hubctl.disks.home_disk(name, images, 16)
+        assert not hubctl.disks.mounted(home) and (home / "big.bin").stat().st_size == 24 * 2 ** 20
+        assert list(images.iterdir()) == []
+    finally:
+        hubctl.disks.unmount(home)
+        subprocess.run(["userdel", "-r", name], capture_output=True)
+    with pytest.raises(ValueError, match="megabytes"):
+        hubctl.disks.make_image(tmp_path / "home.img", "64")
+
+
+def test_the_collect_listing_keeps_the_other_assignments_rows(tmp_path):
+    """Collecting the project after the quiz keeps the quiz's rows (the
+    grading of both reads their refusals and claims from the one listing);
+    the project's earlier rows are replaced."""
+    import exchange_collect
+    from exchange_collect import Row
+
+    listing = tmp_path / "exchange_collected.csv"
+    when = "2026-12-01 10:00:00.000000 UTC"
+    exchange_collect.write_rows(listing, [
+        Row("ada", f"ada+quiz+{when}+abc", "collected", when, when),
+        Row("ada", f"ada+project+{when}+abc", "collected", when, when),
+        Row("(unknown)", "stray-file", "refused", note="not a submission's name")])
+    kept = exchange_collect.other_assignments(listing, "project")
+    assert [r.submission for r in kept] == [f"ada+quiz+{when}+abc"]
+    assert kept[0] == Row("ada", f"ada+quiz+{when}+abc", "collected", when, when)

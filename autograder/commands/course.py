@@ -53,8 +53,8 @@ from autograder.intake.intake import plain, valid_id
 from autograder.commands.lms_collect import COLLECTED, refusals
 from autograder.intake.grading_outcome import DONE
 from autograder.reports.grade_sheet import (
-    CHANGED, CHANGED_FILE, COURSE, assignments, canvas_sheet, changed_answers, keep_deadlines,
-    late_summary, read_roster, sheet, still_to_check, summary)
+    CHANGED, CHANGED_FILE, COURSE, EXCHANGE_LISTING, assignments, canvas_sheet, changed_answers,
+    keep_deadlines, late_summary, read_roster, sheet, still_to_check, summary)
 from autograder.run.nbgrader_cli import (GRADER_FILES, copy_masters, course_folder, nbgrader_env,
                           run_nbgrader_checked)
 from autograder.run.nbgrader_main import use_alembic_head
@@ -255,9 +255,6 @@ def add_problems(problems: Path, rows: list[dict]) -> None:
                         ignore_index=True), problems)
 
 
-# the hub's collect writes its listing in the course folder, beside the
-# SUBMISSIONS it collects into (COURSE/submitted/): hub/exchange_collect.py
-EXCHANGE_LISTING = "exchange_collected.csv"
 
 
 def exchange_refusals(listing: Path, assignment: str) -> list[dict]:

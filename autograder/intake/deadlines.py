@@ -15,7 +15,10 @@ The instructor writes one TOML file (`course.py grade --deadlines FILE`, or
     alice = 2026-12-03T17:00:00Z
 
 A submission's time is the one nbgrader recorded (the exchange's
-timestamp.txt, kept in the gradebook). A submission from an LMS download
+timestamp.txt, kept in the gradebook). From the hub's exchange that is the
+time the collect trusts (hub/exchange_collect.py: the newest ctime), and
+the time the student's own timestamp.txt claimed is listed beside it in
+late work, flagged when it is earlier (`claim_cells`). A submission from an LMS download
 carries no time, only Canvas's LATE mark in its file names
 (SUBMISSIONS/lms_collected.csv): it counts `lms_late_days` days late.
 
@@ -28,12 +31,16 @@ policy, and scores 0 only because this file says so.
 """
 from __future__ import annotations
 
+import csv
 import math
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+# nbgrader writes timestamp.txt a moment before it copies the notebooks,
+# so an honest claim is a little earlier than the newest ctime of the copy
+CLAIM_SLACK = timedelta(minutes=1)
 KEYS = {"due", "penalty_per_day", "max_penalty", "not_accepted_after", "grace_minutes",
         "lms_late_days", "extensions"}
 
@@ -159,3 +166,56 @@ def judge(policy: Policy, student: str, out_of: float, submitted: datetime | Non
 def after_penalty(points: float, late: Late) -> float:
     """The points that count: 0 if not accepted, never below 0."""
     return 0.0 if not late.accepted else max(0.0, round(points - late.penalty, 6))
+
+
+# --- the student's claim beside the time the pack trusts ---------------------
+
+def parse_stamp(text: str) -> datetime | None:
+    """A time as nbgrader writes timestamp.txt (anything its parse_utc
+    reads), in UTC; None when the text names no time."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        moment = parse_utc(text.strip())
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
+
+
+def claim_is_earlier(claim: datetime | None, received: datetime) -> bool:
+    """Whether a student's claim of when they handed in is earlier than the
+    time the pack trusts, by more than CLAIM_SLACK; a claim that names no
+    time counts as earlier (the student wrote it)."""
+    if received.tzinfo is None:
+        received = received.replace(tzinfo=timezone.utc)
+    return claim is None or claim < received - CLAIM_SLACK
+
+
+def exchange_claims(listing: Path) -> dict[tuple[str, str], str]:
+    """(student, assignment) -> the time the student's own timestamp.txt
+    claimed, for each submission the hub's collect took, from its listing
+    (COURSE/exchange_collected.csv, written by hub/exchange_collect.py);
+    the assignment is read from the inbound folder's name. Empty without a
+    listing."""
+    if not listing.is_file():
+        return {}
+    with listing.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    claims = {}
+    for row in rows:
+        named = (row.get("submission") or "").split("+")
+        if row.get("status") == "collected" and len(named) == 4 and named[0] == row["student"]:
+            claims[(row["student"], named[1])] = row.get("claimed") or ""
+    return claims
+
+
+def claim_cells(claim: str | None, received: datetime | None) -> tuple[str, str]:
+    """The late-work table's two cells for a student's claim: the time it
+    names (UTC, as the time handed in is shown; the text itself when it
+    names none) and "yes" when it is earlier than `received`, the time the
+    pack trusts; ("", "") when there is no claim to show."""
+    if claim is None or received is None:
+        return "", ""
+    moment = parse_stamp(claim)
+    shown = f"{moment:%Y-%m-%d %H:%M:%S}" if moment is not None else claim
+    return shown, "yes" if claim_is_earlier(moment, received) else ""

@@ -198,13 +198,18 @@ def write_class_report(out: Path, source: Path) -> None:
 
 DEADLINES = "deadlines.toml"  # OUT/deadlines.toml: the policy grading was given
 LMS_LATE = "lms_late.csv"  # OUT/lms_late.csv: the LMS's LATE marks at grading
-LATE_COLUMNS = ["student", "assignment", "handed in (UTC)", "due (UTC)", "days late",
-                "before penalty", "penalty", "after penalty", "accepted", "note"]
+LATE_COLUMNS = ["student", "assignment", "handed in (UTC)", "claimed by the student (UTC)",
+                "claim earlier", "due (UTC)", "days late", "before penalty", "penalty",
+                "after penalty", "accepted", "note"]
+# the hub's collect (hub/exchange_collect.py) writes its listing in the course
+# folder, beside the SUBMISSIONS it collects into (COURSE/submitted/)
+EXCHANGE_LISTING = "exchange_collected.csv"
 
 
 def keep_deadlines(out: Path, deadlines: Path | None, submissions: Path | None) -> None:
     """Check the policy file and keep a copy in OUT (later `sheet` runs use
-    it), with the LATE marks of an LMS download in SUBMISSIONS."""
+    it), with the LATE marks of an LMS download in SUBMISSIONS and the
+    hub's collect listing beside it (the students' claimed times)."""
     from autograder.intake.deadlines import load
 
     if deadlines is not None:
@@ -218,6 +223,9 @@ def keep_deadlines(out: Path, deadlines: Path | None, submissions: Path | None) 
         out.mkdir(parents=True, exist_ok=True)
         write_csv(late[["student", "assignment"]].drop_duplicates().sort_values(
             ["student", "assignment"]), out / LMS_LATE)
+    if submissions is not None and (submissions.parent / EXCHANGE_LISTING).is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(submissions.parent / EXCHANGE_LISTING, out / EXCHANGE_LISTING)
 
 
 def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
@@ -228,7 +236,8 @@ def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
     row is removed: a submission the policy does not accept stays, at 0."""
     import html
 
-    from autograder.intake.deadlines import after_penalty, judge, load
+    from autograder.intake.deadlines import (after_penalty, claim_cells, exchange_claims, judge,
+                                             load)
     from nbgrader.api import Gradebook, MissingEntry
 
     if frame.empty or not (out / DEADLINES).is_file():
@@ -237,6 +246,7 @@ def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
     marks = set()
     if (out / LMS_LATE).is_file():
         marks = {(r["student"], r["assignment"]) for _, r in read_text_csv(out / LMS_LATE).iterrows()}
+    claims = exchange_claims(out / EXCHANGE_LISTING)
     frame = frame.copy()
     rows = []
     with Gradebook(f"sqlite:///{out / COURSE / 'gradebook.db'}") as gb:
@@ -256,9 +266,11 @@ def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
                     before, late.days, round(before - after, 6)]
                 frame.loc[i, a] = after
                 frame.loc[i, "total"] = round(float(frame.loc[i, "total"]) - (before - after), 6)
+                claim, earlier = claim_cells(claims.get((r["student"], a)), sub.timestamp)
                 rows.append({"student": r["student"], "assignment": a,
                              "handed in (UTC)": (f"{sub.timestamp:%Y-%m-%d %H:%M:%S}"
                                                  if sub.timestamp else ""),
+                             "claimed by the student (UTC)": claim, "claim earlier": earlier,
                              "due (UTC)": f"{policy.due_for(r['student']):%Y-%m-%d %H:%M:%S}",
                              "days late": late.days, "before penalty": before,
                              "penalty": round(before - after, 6), "after penalty": after,
@@ -271,7 +283,10 @@ def apply_deadlines(frame: pd.DataFrame, out: Path) -> pd.DataFrame:
     (out / "late_work.html").write_text(
         "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>Late work</title></head>"
         "<body><h1>Late work</h1><p>The policy of deadlines.toml, applied to each "
-        "submission's time; no submission is dropped.</p>\n<table border='1'>"
+        "submission's time; no submission is dropped. From the hub's exchange, that time "
+        "is when it was received (what the student cannot set back); the time the "
+        "student's own timestamp.txt claims is beside it, flagged when earlier.</p>\n"
+        "<table border='1'>"
         f"<tr>{head}</tr>\n{body}</table></body></html>\n", encoding="utf-8")
     return frame
 
