@@ -16,15 +16,20 @@ course.py writes it after every grade sheet, as OUT/class_report/:
                     the rest of the quiz, and the upper-lower 27% index),
                     how many chose each option, and what to look at
     totals.csv      per student: each assignment's points after any late
-                    penalty, days late, refused hand-ins, total and band
+                    penalty, days late, refused hand-ins, assignments with no
+                    submission, total and band
+    unread.csv      the autograded notebooks the reader could not read, and why
     *.png           the figures (each has its alt text on the page)
 
 The page names students and quotes their failure messages, so it is the
 instructor's alone: the folder is made 0700 and every file in it 0600 from
 its first byte, in a fresh folder swapped in whole, and nothing copies it
 into feedback/. What it reads are the grader's own results (the gathered
-gradebook, problems.csv, grade_sheet.csv and the autograded notebooks);
-an answer is read as text and parsed, never run.
+gradebook, problems.csv, grade_sheet.csv and the autograded notebooks).
+The autograded notebooks hold the student's bytes: this process only opens
+them; an unprivileged reader per student (class_report_reader.py) parses
+them and sends back plain data, which is checked against the masters,
+capped and escaped (read_student). An answer is parsed, never run.
 
 Large classes: from LARGE students on, the heatmap shows groups of students
 by their rank in the assignment (the mean share of each group) instead of
