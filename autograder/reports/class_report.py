@@ -68,6 +68,9 @@ UPPER_LOWER = 0.27  # the share of the class in each of the two groups
 LARGE = 40  # from this many students on, the heatmap groups students
 SHOWN = 15  # rows of a per-student list shown on the page (CSV: all)
 TOP_FAILURES = 3  # failure messages shown per part (CSV: all)
+# what a task's stub raises while the student has not written it: a part
+# left blank, counted on its own so it never hides a real mistake
+BLANK = "NotImplementedError"
 READER = Path(__file__).resolve().with_name("class_report_reader.py")
 READ_SECONDS = 120  # one student's notebooks, read by READER
 # grade.py's and intake's line for a submission refused whole
@@ -883,17 +886,23 @@ def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataF
                                f"{a}: graded notebooks the report could not read (their "
                                "points count; their failure messages and quiz answers "
                                "are missing here)", SHOWN, "unread.csv"))
-    rows = []
+    rows, blank = [], []
     for part in mine["part"]:
         top = failures[(failures["assignment"] == a) & (failures["part"] == part)]
-        rows += [r for r in top.head(TOP_FAILURES).to_dict("records")]
+        left = top["pattern"].str.startswith(BLANK)
+        rows += top[~left].head(TOP_FAILURES).to_dict("records")
+        if left.any():
+            blank.append(f"{part} {int(top[left]['students'].max())}")
     page.append("<h3>What went wrong, counted</h3>")
     if rows:
         page.append(table_html(pd.DataFrame(rows).drop(columns="assignment"),
                                f"{a}: the {TOP_FAILURES} most common failure messages of "
-                               "each part (numbers shown as N, quoted values as '…')",
-                               None, "failures.csv"))
-    else:
+                               "each part (numbers shown as N, quoted values as '…'), "
+                               "a part left blank aside", None, "failures.csv"))
+    if blank:
+        page.append(f"<p>Left blank (the task's stub still raised {BLANK}), students per "
+                    "part: " + esc("; ".join(blank)) + ".</p>")
+    if not rows and not blank:
         page.append("<p>No test failed.</p>")
     return page
 
