@@ -8,7 +8,8 @@ course.py writes it after every grade sheet, as OUT/class_report/:
     parts.csv       per assignment and part: its points, the students marked,
                     the mean share of the points, hardest first
     heatmap.csv     per student and part: the share of the part's points,
-                    or why there is none (not handed in, refused, to mark)
+                    and its state (marked; or why there is no share: no
+                    submission, not handed in, refused, to mark)
     failures.csv    per part, each failure message the tests gave (numbers
                     and quoted values made alike, so one assertion is one
                     row), how many students got it, and one of them
