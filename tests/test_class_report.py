@@ -228,6 +228,33 @@ def test_the_quiz_slips_of_the_mistake_set_land_on_the_option_chosen():
         assert got == want, f"{slip.mistake}: {got}"
 
 
+def test_the_reader_takes_no_link_no_pipe_and_only_cells_the_master_has(tmp_path):
+    """read_student opens a notebook only as a regular file, never through a
+    link; of what the reader sends it keeps the messages of graded cells
+    the master has and the options of the answer cells asked for."""
+    import json
+
+    cell = {"cell_type": "code", "source": 'q1 = "B"', "outputs": [],
+            "metadata": {"nbgrader": {"grade_id": "quiz_q1", "solution": True}}}
+    failed = [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {
+        "grade": True, "grade_id": gid}}, "outputs": [{
+            "output_type": "error", "ename": "AssertionError",
+            "evalue": f"{gid} is off\nsecond line"}]} for gid in ("known", "unknown")]
+    good = tmp_path / "good.ipynb"
+    good.write_text(json.dumps({"cells": [cell, *failed]}))
+    (tmp_path / "link.ipynb").symlink_to(good)
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    reads, who = cr.read_student(
+        [tmp_path / "link.ipynb", tmp_path / "pipe.ipynb", good], [{"known"}] * 3,
+        {"quiz_q1": "q1"})
+    assert reads[0].unread.startswith("cannot be opened") and not reads[0].messages
+    assert reads[1].unread == "cannot be opened (not a regular file)"
+    assert reads[2].unread == "" and reads[2].options == {"quiz_q1": "B"}
+    assert reads[2].messages == {"known": "AssertionError: known is off"}
+    if os.geteuid() == 0:
+        assert cr.gave_up_root(who) and not cr.gave_up_root("0 0 0 0 0 0")
+
+
 # --- the sample class, graded once for the session ---------------------------
 
 @pytest.fixture(scope="module")

@@ -169,16 +169,18 @@ def read_student(paths: list[Path], known: list[set[str]],
     """One student's autograded notebooks `paths`, read by an unprivileged
     child (class_report_reader.py) from files this process opens: a Read
     each, and who the reader said it was. `known[i]` are the graded cells of
-    notebook i's master (a message for any other cell is not taken),
+    notebook i's master (the reader is asked for no other, and a message for
+    any other cell is not taken),
     `answers` the quiz's answer cells and their variables. Whatever goes
     wrong (a notebook too large or too deep, the reader out of time or
     memory) marks this student's notebooks unread, no one else's."""
     reads = [Read() for _ in paths]
-    fds, order = [], []
+    fds, order, asked = [], [], []
     for i, path in enumerate(paths):
         try:
             fds.append(open_plain(path))
             order.append(i)
+            asked.append(f"{fds[-1]}:{','.join(sorted(known[i]))}")
         except OSError as err:
             reads[i].unread = f"cannot be opened ({err.strerror})"
     if not fds:
@@ -187,7 +189,7 @@ def read_student(paths: list[Path], known: list[set[str]],
     try:
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(READER), str(SANDBOX_UID), str(SANDBOX_UID),
-             wanted, *map(str, fds)], pass_fds=fds, stdin=subprocess.DEVNULL,
+             wanted, *asked], pass_fds=fds, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", env={},
             start_new_session=True)
     finally:

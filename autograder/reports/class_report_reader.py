@@ -4,13 +4,15 @@ what the page needs of them: each failed graded cell's first line of
 error, and the option each quiz answer cell sets.
 
 class_report.py starts it as `python -I -S class_report_reader.py UID GID
-ANSWERS FD...`, as root. The notebooks are the student's bytes run through
+ANSWERS FD:IDS...`, as root. The notebooks are the student's bytes run through
 the grader (their outputs, their answers), so nothing of them is parsed
 with root's rights: root opens each notebook (never through a link) and
 hands the open file over; this reader imports what it needs, gives up root
 for UID:GID with no extra group, caps its memory, CPU time, processes and
 file writes, and only then reads. ANSWERS is `grade_id=name,...`: the
-answer cells whose option is wanted and the variable each one sets.
+answer cells whose option is wanted and the variable each one sets; IDS
+(`id,id,...`) are the graded cells of FD's master, the only ones whose
+failure is sent.
 
 Frames, as gate_reader.py sends them: one kind byte, a 4-byte big-endian
 length, that many bytes. The parent trusts none of it (it checks every
@@ -90,7 +92,7 @@ def failure(cell: dict) -> str:
     return ""
 
 
-def read_notebook(fd: int, answers: dict[str, str]) -> None:
+def read_notebook(fd: int, graded: set[str], answers: dict[str, str]) -> None:
     """Send what one notebook's graded and answer cells say."""
     if os.fstat(fd).st_size > MAX_NOTEBOOK:
         raise ValueError(f"larger than {MAX_NOTEBOOK // 1_000_000} MB")
@@ -108,7 +110,7 @@ def read_notebook(fd: int, answers: dict[str, str]) -> None:
         grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
         if not isinstance(grade_id, str) or len(grade_id) > MAX_ID:
             continue
-        if meta.get("grade") is True and (message := failure(cell)):
+        if grade_id in graded and meta.get("grade") is True and (message := failure(cell)):
             send(b"M", text(grade_id) + b"\0" + text(message))
         elif grade_id in answers:
             option = chosen_option(joined(cell.get("source")), answers[grade_id])
@@ -130,14 +132,15 @@ def give_up_root(uid: int, gid: int) -> None:
 def main() -> None:
     uid, gid = int(sys.argv[1]), int(sys.argv[2])
     answers = dict(pair.split("=", 1) for pair in sys.argv[3].split(",") if "=" in pair)
-    fds = [int(fd) for fd in sys.argv[4:]]
+    notebooks = [(int(fd), set(ids.split(","))) for fd, _, ids in
+                 (arg.partition(":") for arg in sys.argv[4:])]
     give_up_root(uid, gid)
     send(b"U", " ".join(map(str, (*os.getresuid(), *os.getresgid(),
                                   *os.getgroups()))).encode())
-    for index, fd in enumerate(fds):
+    for index, (fd, graded) in enumerate(notebooks):
         send(b"N", str(index).encode())
         try:
-            read_notebook(fd, answers)
+            read_notebook(fd, graded, answers)
         except RecursionError:
             send(b"X", b"nested too deeply")
         except MemoryError:
