@@ -9,6 +9,9 @@ the quiz answers make_sample_class.py gave, and passes axe-core in headless
 Chromium; a class of 200 made from its results (not graded again) renders
 in under 2 s.
 """
+import html
+import os
+import shutil
 import stat
 import sys
 import time
@@ -24,8 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
 import make_sample_class as msc  # noqa: E402
+from autograder.intake import gate  # noqa: E402
 from autograder.reports.grade_sheet import BANDS  # noqa: E402
 from autograder.reports import class_report as cr  # noqa: E402
+from autograder.run.rag_feedback import parts_of  # noqa: E402
 from tests.test_browser import browser  # noqa: E402,F401 (a fixture)
 from tests.test_site import AXE_RUN, BLOCKED, COLOUR_RULES, axe_script  # noqa: E402
 
@@ -223,6 +228,33 @@ def test_the_quiz_slips_of_the_mistake_set_land_on_the_option_chosen():
         assert got == want, f"{slip.mistake}: {got}"
 
 
+def test_the_reader_takes_no_link_no_pipe_and_only_cells_the_master_has(tmp_path):
+    """read_student opens a notebook only as a regular file, never through a
+    link; of what the reader sends it keeps the messages of graded cells
+    the master has and the options of the answer cells asked for."""
+    import json
+
+    cell = {"cell_type": "code", "source": 'q1 = "B"', "outputs": [],
+            "metadata": {"nbgrader": {"grade_id": "quiz_q1", "solution": True}}}
+    failed = [{"cell_type": "code", "source": "", "metadata": {"nbgrader": {
+        "grade": True, "grade_id": gid}}, "outputs": [{
+            "output_type": "error", "ename": "AssertionError",
+            "evalue": f"{gid} is off\nsecond line"}]} for gid in ("known", "unknown")]
+    good = tmp_path / "good.ipynb"
+    good.write_text(json.dumps({"cells": [cell, *failed]}))
+    (tmp_path / "link.ipynb").symlink_to(good)
+    os.mkfifo(tmp_path / "pipe.ipynb")
+    reads, who = cr.read_student(
+        [tmp_path / "link.ipynb", tmp_path / "pipe.ipynb", good], [{"known"}] * 3,
+        {"quiz_q1": "q1"})
+    assert reads[0].unread.startswith("cannot be opened") and not reads[0].messages
+    assert reads[1].unread == "cannot be opened (not a regular file)"
+    assert reads[2].unread == "" and reads[2].options == {"quiz_q1": "B"}
+    assert reads[2].messages == {"known": "AssertionError: known is off"}
+    if os.geteuid() == 0:
+        assert cr.gave_up_root(who) and not cr.gave_up_root("0 0 0 0 0 0")
+
+
 # --- the sample class, graded once for the session ---------------------------
 
 @pytest.fixture(scope="module")
@@ -266,6 +298,174 @@ def test_sample_quiz_answers_and_parts_are_what_the_students_did(sample):
     assert (failures["students"] >= 1).all() and len(failures) > 10
 
 
+NAMES = ["lab", "quiz", "project"]
+
+
+def test_a_student_who_handed_nothing_in_shows_as_no_submission(sample):
+    """fay handed in the project only (make_sample_class.py): in the lab's
+    and the quiz's heatmaps, heatmap.csv and totals.csv she is there, marked
+    "no submission", and left out of every part's mean."""
+    folder = sample / cr.FOLDER
+    heat = pd.read_csv(folder / "heatmap.csv")
+    fay = heat[heat["student"] == "fay_malformed"]
+    for a in ("lab", "quiz"):
+        mine = fay[fay["assignment"] == a]
+        parts = heat[heat["assignment"] == a]["part"].nunique()
+        assert len(mine) == parts and (mine["state"] == "no submission").all(), a
+        assert mine["share"].isna().all()
+    assert (fay[fay["assignment"] == "project"]["state"] != "no submission").all()
+    totals = pd.read_csv(folder / "totals.csv").set_index("student")
+    assert totals.loc["fay_malformed", "no submission"] == "lab, quiz"
+    assert totals["no submission"].fillna("").eq("").sum() == len(totals) - 1
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    assert page.count("fay_malformed · no submission") == 2  # the lab's and the quiz's rows
+    parts = pd.read_csv(folder / "parts.csv")
+    # five quiz takers are marked on each question, fay is not among them
+    assert (parts[parts["assignment"] == "quiz"]["marked"] == 5).all()
+
+
+def test_the_lab_and_project_slips_of_the_mistake_set_show_under_their_part(
+        sample, tmp_path):
+    """Every lab and project slip of autograder/testbed/mistakes fails only
+    graded cells of its own task (tests/test_mutants.py holds the grader to
+    that), and the report puts each of those cells under the part whose
+    heading is above the slip's solution cell. Then three students join the
+    graded sample class (ada's results), each with another of the first
+    three slips of every part (that slip's task failed): every slip is
+    counted under its part in failures.csv, and each lab slip is shown
+    under its part on the page, where the blank stubs of ben and dee (two
+    students in 01 Part C and in 02's parts) take none of the three places.
+    (The project's parts also hold the NameErrors that ben's and fay's
+    failed setup cells caused, more common than a slip of one student, so
+    the page rightly shows those first.)"""
+    import nbformat
+    from mutants import load_mutants, master_path
+    from tests.test_mutants import task_cells
+
+    slips = [m for m in load_mutants() if m.notebook != "quiz"]
+    assert len(slips) >= 200
+    own = {}  # (notebook, solution cell) -> the part the report names
+    for notebook in sorted({m.notebook for m in slips}):
+        path = master_path(notebook)
+        nb = nbformat.read(path, as_version=4)
+        count = len(list(path.parent.glob("*.ipynb")))
+        heads = {nb.cells[i].metadata["nbgrader"]["grade_id"]: part.name
+                 for part in parts_of(nb) for i in part.answers}
+        reported = cr.parts_of_master(path)
+        for solution, tests in task_cells(notebook).items():
+            part = cr.part_label(count, path.name, heads[solution])
+            own[notebook, solution] = part
+            assert tests, f"{notebook}: {solution} has no graded cell"
+            assert {cr.part_label(count, path.name, reported[t][0]) for t in tests} == {part}
+    # three students, each with another of the first three slips of every part
+    results = cr.read_class(sample, ROOT / "source", NAMES)
+    cells, added, firsts = results.cells, [], {}
+    for m in slips:
+        firsts.setdefault(own[m.notebook, m.cell], [])
+        if len(firsts[own[m.notebook, m.cell]]) < 3:
+            firsts[own[m.notebook, m.cell]].append(m)
+    for k in range(3):
+        mine = cells[(cells["student"] == "ada_complete") & (cells["assignment"] != "quiz")]
+        mine = mine.assign(student=f"slip{k}")
+        for part, three in firsts.items():
+            m = three[k]
+            failed = (mine["notebook"] == f"{m.notebook}.ipynb") & (mine["max_score"] > 0) \
+                & mine["cell"].isin(task_cells(m.notebook)[m.cell])
+            mine.loc[failed, ["score", "message"]] = [0.0, f"AssertionError: {part} {k}: "
+                                                           f"{m.mistake}"]
+        added.append(mine)
+    out = tmp_path / "out"
+    out.mkdir()
+    page = cr.write(out, cr.ClassResults(pd.concat([cells, *added], ignore_index=True),
+                                         results.choices, results.keys, results.sheet),
+                    NAMES, BANDS).read_text(encoding="utf-8")
+    failures = pd.read_csv(out / cr.FOLDER / "failures.csv")
+    for part, three in sorted(firsts.items()):
+        a = "project" if three[0].notebook == "project" else "lab"
+        table = page.split(f"<h2>{a}</h2>")[1].split("What went wrong, counted")[1]
+        rows = table.split("</table>")[0].split("<tr>")
+        for k, m in enumerate(three):
+            said = f"AssertionError: {part} {k}: "
+            found = failures[failures["example"].str.startswith(said)]
+            assert found["part"].tolist() == [part], (m.mistake, found["part"].tolist())
+            assert found["students"].tolist() == [1]
+            if a == "project":
+                continue
+            # on the page too, above any part left blank (ben's, dee's)
+            row = next((r for r in rows if html.escape(said) in r), "")
+            assert f"<td>{part}</td>" in row, f"{m.mistake}: not on the page under {part}"
+
+
+def readable_copy(sample: Path, to: Path) -> Path:
+    """What read_class reads of the graded sample class, copied (the run's
+    graded course is shared and stays as it is)."""
+    for name in ("formgrader/gradebook.db", "formgrader/autograded", "grade_sheet.csv",
+                 *[f"{a}/{f}" for a in NAMES for f in ("scores.csv", "problems.csv")]):
+        (to / name).parent.mkdir(parents=True, exist_ok=True)
+        if (sample / name).is_dir():
+            shutil.copytree(sample / name, to / name)
+        else:
+            shutil.copy2(sample / name, to / name)
+    return to
+
+
+def test_hostile_notebooks_are_read_unprivileged_and_fail_their_student_alone(
+        sample, tmp_path):
+    """ben's autograded notebooks made hostile: a lab notebook nested
+    100 000 deep, a quiz whose failure message is 10 MB of terminal escapes
+    and bidirectional overrides (beside a 20 MB output), a project over
+    50 MB. The report is still written; only ben's two unreadable notebooks
+    are listed; his message arrives escaped and cut; everyone else reads as
+    from the untouched class; and every reader said it was the sandbox's
+    uid, not root."""
+    if os.geteuid() != 0:
+        pytest.skip("the reader gives up root only when it has it (CI runs as root)")
+    import json
+
+    out = readable_copy(sample, tmp_path / "out")
+    ben = out / "formgrader" / "autograded" / "ben_blank"
+    first_lab = sorted((ben / "lab").glob("*.ipynb"))[0]
+    first_lab.write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    quiz = json.loads((ben / "quiz" / "quiz.ipynb").read_text(encoding="utf-8"))
+    evil = "\x1b[2J\x1b]0;pwned\x07\u202egnp.exe" + "\u2066x" * 2_500_000
+    for cell in quiz["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid == "quiz_hidden_q1":
+            cell["outputs"] = [{"output_type": "error", "ename": "AssertionError",
+                                "evalue": evil, "traceback": []}]
+        elif gid == "quiz_q2":
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout",
+                                "text": "y" * 20_000_000}]
+    (ben / "quiz" / "quiz.ipynb").write_text(json.dumps(quiz))
+    (ben / "project" / "project.ipynb").write_text(
+        '{"cells": [], "pad": "' + "z" * 51_000_000 + '"}')
+    results = cr.read_class(out, ROOT / "source", NAMES)
+    page = cr.write(out, results, NAMES, BANDS)
+    assert page.is_file()
+    unread = results.unread
+    assert set(unread["student"]) == {"ben_blank"}
+    assert dict(zip(unread["notebook"], unread["why"])) == {
+        first_lab.name: "nested too deeply", "project.ipynb": "ValueError: larger than 50 MB"}
+    # the reader's own report of who it was, once per student it read
+    ids = [list(map(int, who.split())) for who in results.readers]
+    assert len(ids) == 6 and all(i[:6] == [gate.SANDBOX_UID] * 6 and 0 not in i for i in ids)
+    cells = results.cells
+    said = cells[(cells["student"] == "ben_blank") & (cells["cell"] == "quiz_hidden_q1")]
+    message = said["message"].iloc[0]
+    assert message.startswith("AssertionError: \\x1b[2J") and len(message) <= 2000
+    for text in [page.read_text(encoding="utf-8"),
+                 *[p.read_text(encoding="utf-8") for p in page.parent.glob("*.csv")]]:
+        assert not set(text) & {"\x1b", "\x07", "\u202e", "\u2066"}
+    assert "ben_blank · notebook unreadable" in page.read_text(encoding="utf-8")
+    # everyone else, and ben's readable lab notebooks, as in the untouched class
+    before = cr.read_class(sample, ROOT / "source", NAMES).cells
+    assert len(before) == len(cells)
+    kept = ~((cells["student"] == "ben_blank")
+             & cells["notebook"].isin([first_lab.name, "project.ipynb", "quiz.ipynb"]))
+    pd.testing.assert_frame_equal(cells[kept].reset_index(drop=True),
+                                  before[kept].reset_index(drop=True))
+
+
 def big_class(results: cr.ClassResults, n: int, seed: int = 57) -> cr.ClassResults:
     """n students made from the graded sample class: each takes every part
     of each assignment from a sample student drawn at random (fixed seed),
@@ -304,8 +504,10 @@ done([t.loadEventEnd - t.startTime, document.images.length,
 def test_pages_pass_axe_and_two_hundred_students_render_fast(sample, browser, tmp_path):  # noqa: F811
     """The sample class's page and a 200-student page made from it: every
     image loads, axe-core finds nothing serious, and the big one is loaded
-    in under 2 s (measured by the browser's navigation timing)."""
-    names = ["lab", "quiz", "project"]
+    in under 2 s (measured by the browser's navigation timing); the class
+    page and each assignment's report.html lead to each other when their
+    links are clicked."""
+    names = NAMES
     results = cr.read_class(sample, ROOT / "source", names)
     big = tmp_path / "big"
     big.mkdir()
@@ -333,6 +535,17 @@ def test_pages_pass_axe_and_two_hundred_students_render_fast(sample, browser, tm
     finally:
         driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument",
                                {"identifier": script["identifier"]})
+    # the class page and each assignment's report.html link to each other
+    from selenium.webdriver.common.by import By
+
+    home = (sample / cr.FOLDER / "index.html").as_uri()
+    for a in names:
+        driver.get(home)
+        driver.find_element(By.CSS_SELECTOR, f"a[href='../{a}/report.html']").click()
+        assert driver.current_url == (sample / a / "report.html").as_uri()
+        assert driver.find_element(By.TAG_NAME, "h1").text == "Class report"
+        driver.find_element(By.LINK_TEXT, "the class at a glance").click()
+        assert driver.current_url == home and driver.title == "The class at a glance", a
     page = (big / cr.FOLDER / "index.html").read_text(encoding="utf-8")
     print(f"200 students: written in {made:.1f} s, loaded in {seen['200'][0]:.0f} ms, "
           f"{seen['200'][1] / 1e3:.0f} kB; sample: {seen['sample'][0]:.0f} ms, "

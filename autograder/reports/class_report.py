@@ -8,7 +8,8 @@ course.py writes it after every grade sheet, as OUT/class_report/:
     parts.csv       per assignment and part: its points, the students marked,
                     the mean share of the points, hardest first
     heatmap.csv     per student and part: the share of the part's points,
-                    or why there is none (not handed in, refused, to mark)
+                    and its state (marked; or why there is no share: no
+                    submission, not handed in, refused, to mark)
     failures.csv    per part, each failure message the tests gave (numbers
                     and quoted values made alike, so one assertion is one
                     row), how many students got it, and one of them
@@ -16,15 +17,20 @@ course.py writes it after every grade sheet, as OUT/class_report/:
                     the rest of the quiz, and the upper-lower 27% index),
                     how many chose each option, and what to look at
     totals.csv      per student: each assignment's points after any late
-                    penalty, days late, refused hand-ins, total and band
+                    penalty, days late, refused hand-ins, assignments with no
+                    submission, total and band
+    unread.csv      the autograded notebooks the reader could not read, and why
     *.png           the figures (each has its alt text on the page)
 
 The page names students and quotes their failure messages, so it is the
 instructor's alone: the folder is made 0700 and every file in it 0600 from
 its first byte, in a fresh folder swapped in whole, and nothing copies it
 into feedback/. What it reads are the grader's own results (the gathered
-gradebook, problems.csv, grade_sheet.csv and the autograded notebooks);
-an answer is read as text and parsed, never run.
+gradebook, problems.csv, grade_sheet.csv and the autograded notebooks).
+The autograded notebooks hold the student's bytes: this process only opens
+them; an unprivileged reader per student (class_report_reader.py) parses
+them and sends back plain data, which is checked against the masters,
+capped and escaped (read_student). An answer is parsed, never run.
 
 Large classes: from LARGE students on, the heatmap shows groups of students
 by their rank in the assignment (the mean share of each group) instead of
@@ -38,12 +44,20 @@ import html
 import os
 import re
 import shutil
-from dataclasses import dataclass
+import signal
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from autograder.intake.gate import SANDBOX_UID, Reader, Refused
+from autograder.intake.intake import plain
+from autograder.reports.class_report_reader import MAX_MESSAGE, OPTIONS, chosen_option
 from autograder.run.rag_feedback import Part, nbgrader_meta, parts_of
 from autograder.scoring.results import missing_notebooks
 from autograder.scoring.safe_csv import neutralised
@@ -55,12 +69,15 @@ UPPER_LOWER = 0.27  # the share of the class in each of the two groups
 LARGE = 40  # from this many students on, the heatmap groups students
 SHOWN = 15  # rows of a per-student list shown on the page (CSV: all)
 TOP_FAILURES = 3  # failure messages shown per part (CSV: all)
-OPTIONS = ("A", "B", "C", "D")
-MAX_ANSWER = 10_000  # characters of a quiz answer cell read at most
-MAX_NOTEBOOK = 50_000_000  # bytes of an autograded notebook read at most
+# what a task's stub raises while the student has not written it: a part
+# left blank, counted on its own so it never hides a real mistake
+BLANK = "NotImplementedError"
+READER = Path(__file__).resolve().with_name("class_report_reader.py")
+READ_SECONDS = 120  # one student's notebooks, read by READER
 # grade.py's and intake's line for a submission refused whole
 REFUSED = re.compile(r"^\(submission\): .*(refused|not graded), scored 0$")
-STATES = ("marked", "to mark", "not handed in", "refused")
+STATES = ("marked", "to mark", "not handed in", "refused", "no submission")
+UNREAD_COLUMNS = ["student", "assignment", "notebook", "why"]
 COLUMNS = ["student", "assignment", "notebook", "cell", "part", "path", "score",
            "max_score", "state", "message"]
 
@@ -75,11 +92,16 @@ class ClassResults:
     answer of another form, "none" for no answer).
     keys: question -> the right option. sheet: the grade sheet (student, each
     assignment after penalty, "<a> days late", "<a> penalty", total, out of).
+    unread: the autograded notebooks the reader could not read
+    (UNREAD_COLUMNS; their scores count, their messages and choices are
+    missing). readers: who each reader said it was (read_student).
     """
     cells: pd.DataFrame
     choices: pd.DataFrame
     keys: dict[int, str]
     sheet: pd.DataFrame
+    unread: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=UNREAD_COLUMNS))
+    readers: list[str] = field(default_factory=list)
 
 
 # --- reading a graded class ---------------------------------------------------
@@ -112,72 +134,141 @@ def part_label(assignment_notebooks: int, notebook: str, part: str) -> str:
     return f"{notebook.split('_', 1)[0]} {part}"
 
 
-def chosen_option(source: str, name: str) -> str:
-    """The option an answer cell sets `name` to: "A".."D", "other" for any
-    other value or form, "none" when the cell does not set it. The text is
-    parsed, never run."""
-    if len(source) > MAX_ANSWER:  # an answer is a line; parse no more than that
-        return "other"
+@dataclass
+class Read:
+    """What the reader sent of one autograded notebook: grade_id -> the
+    failure message (escaped, capped), answer grade_id -> the option it
+    sets, and why it could not be read ('' when it could)."""
+    messages: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
+    unread: str = ""
+
+
+def gave_up_root(who: str) -> bool:
+    """Whether the ids a reader reported (real, effective, saved uid and
+    gid, then its groups) are the sandbox's and nothing of root's."""
+    ids = who.split()
+    return (len(ids) >= 6 and all(i.isdigit() for i in ids)
+            and {int(i) for i in ids[:6]} == {SANDBOX_UID}
+            and all(int(i) != 0 for i in ids[6:]))
+
+
+def open_plain(path: Path) -> int:
+    """`path` opened for reading without following a link (nor waiting on
+    a pipe); OSError when it is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_student(paths: list[Path], known: list[set[str]],
+                 answers: dict[str, str]) -> tuple[list[Read], str]:
+    """One student's autograded notebooks `paths`, read by an unprivileged
+    child (class_report_reader.py) from files this process opens: a Read
+    each, and who the reader said it was. `known[i]` are the graded cells of
+    notebook i's master (the reader is asked for no other, and a message for
+    any other cell is not taken),
+    `answers` the quiz's answer cells and their variables. Whatever goes
+    wrong (a notebook too large or too deep, the reader out of time or
+    memory) marks this student's notebooks unread, no one else's."""
+    reads = [Read() for _ in paths]
+    fds, order, asked = [], [], []
+    for i, path in enumerate(paths):
+        try:
+            fds.append(open_plain(path))
+            order.append(i)
+            asked.append(f"{fds[-1]}:{','.join(sorted(known[i]))}")
+        except OSError as err:
+            reads[i].unread = f"cannot be opened ({err.strerror})"
+    if not fds:
+        return reads, ""
+    wanted = ",".join(f"{g}={name}" for g, name in sorted(answers.items()))
     try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "other"
-    found = "none"
-    for node in tree.body:  # the last plain assignment counts, as it would run
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            value = node.value
-            found = (value.value if isinstance(value, ast.Constant)
-                     and value.value in OPTIONS else "other")
-    return found
-
-
-def failure_of(cell) -> str:
-    """The error a graded cell of an autograded notebook showed, as
-    "Name: message" (the first line of the message); '' when none."""
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            value = str(output.get("evalue", "")).strip().splitlines()
-            return f"{output.get('ename', 'Error')}: {value[0] if value else ''}"[:300]
-    return ""
-
-
-def read_notebook(path: Path):
-    """An autograded notebook (the grader wrote it), or None if it cannot be
-    read as one; never through a link."""
-    import nbformat
-
-    if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK:
-        return None
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(READER), str(SANDBOX_UID), str(SANDBOX_UID),
+             wanted, *asked], pass_fds=fds, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd="/", env={},
+            start_new_session=True)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    who, current, sent = "", None, 0
     try:
-        return nbformat.read(path, as_version=4)
-    except Exception:  # noqa: BLE001 (one unreadable notebook, not the class)
-        return None
+        frames = Reader(proc.stdout.fileno(), time.monotonic() + READ_SECONDS, READ_SECONDS)
+        kind, payload = frames.frame()
+        who = payload.decode("ascii", "replace")[:200] if kind == b"U" else ""
+        if os.geteuid() == 0 and not gave_up_root(who):
+            raise Refused(f"the reader did not give up root (it said {plain(who)!r})")
+        while (frame := frames.frame())[0] != b"Z":
+            kind, payload = frame
+            if kind == b"N":
+                n = int(payload) if payload.isdigit() else -1
+                if not 0 <= n < len(order) or (current is not None and n <= current):
+                    raise Refused("the reader sent something unexpected")
+                current, sent = n, 0
+                continue
+            if current is None:
+                raise Refused("the reader sent something unexpected")
+            read = reads[order[current]]
+            text = payload.decode("utf-8", "replace")
+            if kind == b"X":
+                read.unread = plain(text, MAX_MESSAGE)
+                continue
+            key, _, value = text.partition("\0")
+            sent += 1  # a message or an option per cell of the master at most
+            if sent > len(known[order[current]]) + len(answers):
+                raise Refused("the reader sent more than the notebook has cells")
+            if kind == b"M" and key in known[order[current]]:
+                read.messages[key] = plain(value, MAX_MESSAGE)
+            elif kind == b"Q" and key in answers and value in (*OPTIONS, "other", "none"):
+                read.options[key] = value
+            else:
+                raise Refused("the reader sent something unexpected")
+        current = len(order)
+    except Refused as why:
+        # the notebook being read when it went wrong, and those after it
+        for n in range(current or 0, len(order)):
+            reads[order[n]] = Read(unread=f"not read: {why}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+    return reads, who
 
 
 def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
     """The class as course.py left it in OUT: scores from the gathered
     gradebook (manual marks included), what was refused or not handed in
-    from each assignment's problems.csv, failure messages and quiz choices
-    from the gathered autograded notebooks, the sheet from grade_sheet.csv."""
+    from each assignment's problems.csv, the sheet from grade_sheet.csv,
+    and failure messages and quiz choices from the gathered autograded
+    notebooks, read by an unprivileged reader per student (read_student).
+    Every student of the class (the gradebook's, and anyone an assignment's
+    scores.csv names) gets a row in every assignment graded: "no
+    submission" for one who handed none of it in."""
     from nbgrader.api import Gradebook, MissingEntry
 
     from autograder.scoring.safe_csv import read_text_csv
 
     course = out / "formgrader"
-    rows, choices, keys = [], [], {}
+    graded = [a for a in assignments if (out / a / "scores.csv").is_file()]
+    masters = {a: sorted((source / a).glob("*.ipynb")) for a in graded}
+    parts = {(a, m.name): parts_of_master(m) for a in graded for m in masters[a]}
+    keys, reasons, answers = {}, {}, {}
+    if "quiz" in graded:
+        keys, reasons = quiz_keys(masters["quiz"]), quiz_reasons(masters["quiz"])
+        answers = answer_cells(masters["quiz"])
+    handed = {a: set(read_text_csv(out / a / "scores.csv")["student"]) for a in graded}
+    plan = []  # (assignment, student, master, state, its grades)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        for a in assignments:
-            if not (out / a / "scores.csv").is_file():
-                continue
-            masters = sorted((source / a).glob("*.ipynb"))
-            parts = {m.name: parts_of_master(m) for m in masters}
-            if a == "quiz":
-                keys, reasons = quiz_keys(masters), quiz_reasons(masters)
+        everyone = sorted(set().union({s.id for s in gb.students}, *handed.values()))
+        for a in graded:
             problems = read_text_csv(out / a / "problems.csv")
             lines = problems.groupby("student")["problem"].apply(list).to_dict()
-            handed = sorted(set(read_text_csv(out / a / "scores.csv")["student"]))
-            for student in handed:
+            for student in everyone:
                 said = lines.get(student, [])
                 refused = any(REFUSED.match(p) for p in said)
                 missing = set(missing_notebooks(said))
@@ -185,32 +276,44 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
                     sub = None if refused else gb.find_submission(a, student)
                 except MissingEntry:
                     sub = None
-                for m in masters:
+                for m in masters[a]:
                     grades = {}
                     if sub is not None and m.name not in missing:
                         nb = next((n for n in sub.notebooks if n.name == m.stem), None)
-                        grades = {g.name: g for g in nb.grades} if nb else {}
-                    graded = read_notebook(course / "autograded" / student / a / m.name) \
-                        if grades else None
-                    messages = {c.metadata.get("nbgrader", {}).get("grade_id"): failure_of(c)
-                                for c in (graded.cells if graded else [])}
-                    start = len(rows)
-                    for grade_id, (part, kind) in parts[m.name].items():
-                        g = grades.get(grade_id)
-                        state = ("refused" if refused else "not handed in" if g is None
-                                 else "to mark" if g.needs_manual_grade
-                                 and g.manual_score is None else "marked")
-                        top = float(g.max_score) if g is not None else np.nan
-                        score = float(g.score) if state == "marked" else np.nan
-                        rows.append({"student": student, "assignment": a,
-                                     "notebook": m.name, "cell": grade_id,
-                                     "part": part_label(len(masters), m.name, part),
-                                     "path": kind, "score": score, "max_score": top,
-                                     "state": state,
-                                     "message": messages.get(grade_id, "")
-                                     if state == "marked" and score < top else ""})
-                    if a == "quiz" and graded is not None:
-                        choices += quiz_choices(student, graded, rows[start:], keys, reasons)
+                        grades = {g.name: (float(g.score), float(g.max_score),
+                                           g.needs_manual_grade and g.manual_score is None)
+                                  for g in nb.grades} if nb else {}
+                    state = ("no submission" if student not in handed[a]
+                             else "refused" if refused else None)
+                    plan.append((a, student, m, state, grades))
+    reads, readers = {}, []
+    for student in sorted({p[1] for p in plan}):
+        mine = [p for p in plan if p[1] == student and p[4]]
+        found, who = read_student(
+            [course / "autograded" / student / a / m.name for a, _, m, _, _ in mine],
+            [set(parts[(a, m.name)]) for a, _, m, _, _ in mine], answers)
+        reads.update({(a, student, m.name): r for (a, _, m, _, _), r in zip(mine, found)})
+        readers += [who] if who else []
+    rows, choices = [], []
+    for a, student, m, state, grades in plan:
+        read = reads.get((a, student, m.name), Read())
+        start = len(rows)
+        for grade_id, (part, kind) in parts[(a, m.name)].items():
+            g = grades.get(grade_id)
+            cell_state = state or ("not handed in" if g is None
+                                   else "to mark" if g[2] else "marked")
+            top = g[1] if g is not None else np.nan
+            score = g[0] if cell_state == "marked" else np.nan
+            rows.append({"student": student, "assignment": a, "notebook": m.name,
+                         "cell": grade_id,
+                         "part": part_label(len(masters[a]), m.name, part),
+                         "path": kind, "score": score, "max_score": top,
+                         "state": cell_state,
+                         "message": read.messages.get(grade_id, "")
+                         if cell_state == "marked" and score < top else ""})
+        if a == "quiz" and grades and not read.unread:
+            choices += quiz_choices(student, rows[start:], keys, reasons, answers,
+                                    read.options)
     cells = pd.DataFrame(rows, columns=COLUMNS)
     # a cell's points come from the master when no gradebook holds them
     points = cells.dropna(subset=["max_score"]).groupby(["assignment", "cell"])["max_score"].max()
@@ -218,8 +321,11 @@ def read_class(out: Path, source: Path, assignments: list[str]) -> ClassResults:
                                                                    cells["cell"])]
     sheet = (pd.read_csv(out / "grade_sheet.csv") if (out / "grade_sheet.csv").is_file()
              else pd.DataFrame(columns=["student"]))
+    unread = pd.DataFrame([{"student": s, "assignment": a, "notebook": n, "why": r.unread}
+                           for (a, s, n), r in sorted(reads.items()) if r.unread],
+                          columns=UNREAD_COLUMNS)
     return ClassResults(cells, pd.DataFrame(choices, columns=["student", "question", "choice"]),
-                        keys, sheet)
+                        keys, sheet, unread, readers)
 
 
 def question_cells(nb) -> list[tuple[int, object]]:
@@ -234,6 +340,15 @@ def quiz_keys(masters: list[Path]) -> dict[int, str]:
     import nbformat
 
     return {q: chosen_option(cell.source, f"q{q}")
+            for m in masters for q, cell in question_cells(nbformat.read(m, as_version=4))}
+
+
+def answer_cells(masters: list[Path]) -> dict[str, str]:
+    """grade_id of each question's answer cell -> the variable it sets
+    ("q3"), from the masters: the reader looks for these cells by id."""
+    import nbformat
+
+    return {nbgrader_meta(cell)["grade_id"]: f"q{q}"
             for m in masters for q, cell in question_cells(nbformat.read(m, as_version=4))}
 
 
@@ -262,11 +377,12 @@ def quiz_reasons(masters: list[Path]) -> dict[int, dict[str, str]]:
 
 
 def graded_choice(q: int, right: bool, message: str, reasons: dict[str, str],
-                  key: str, source: str) -> str:
+                  key: str, parsed: str) -> str:
     """The option a student chose, as the grading saw it: the key when the
     question's test passed; the option whose explanation the failed test
     gave; "other" when the test refused the answer's form, "none" when there
-    was no answer; else what the answer cell's text sets (parsed, not run)."""
+    was no answer; else `parsed`, what the reader found the answer cell's
+    text sets (parsed, not run; '' when it found no answer cell)."""
     if right:
         return key
     said = message.split(f"Question {q}: ", 1)
@@ -278,20 +394,24 @@ def graded_choice(q: int, right: bool, message: str, reasons: dict[str, str],
         return "other"
     if message.startswith(("NotImplementedError", "NameError")):
         return "none"
-    return chosen_option(source, f"q{q}")
+    return parsed or "none"
 
 
-def quiz_choices(student: str, nb, rows: list[dict], keys: dict[int, str],
-                 reasons: dict[int, dict[str, str]]) -> list[dict]:
-    """A student's choices, from their graded quiz and its `rows` of cells."""
+def quiz_choices(student: str, rows: list[dict], keys: dict[int, str],
+                 reasons: dict[int, dict[str, str]], answers: dict[str, str],
+                 options: dict[str, str]) -> list[dict]:
+    """A student's choices, from their graded quiz's `rows` of cells and
+    the `options` the reader found in its `answers` cells (see
+    answer_cells)."""
     out = []
-    for q, cell in question_cells(nb):
+    for grade_id, name in sorted(answers.items(), key=lambda item: int(item[1][1:])):
+        q = int(name[1:])
         tests = [r for r in rows if r["part"] == f"Q{q}" and r["max_score"] > 0]
         right = bool(tests) and all(r["score"] >= r["max_score"] for r in tests)
         message = next((r["message"] for r in tests if r["message"]), "")
         out.append({"student": student, "question": q,
                     "choice": graded_choice(q, right, message, reasons.get(q, {}),
-                                            keys.get(q, ""), cell.source)})
+                                            keys.get(q, ""), options.get(grade_id, ""))})
     return out
 
 
@@ -300,8 +420,9 @@ def quiz_choices(student: str, nb, rows: list[dict], keys: dict[int, str],
 def student_parts(cells: pd.DataFrame) -> pd.DataFrame:
     """One row per assignment, part and student: points and of over the
     part's marked cells, their share, how many cells wait for a person, and
-    the state: refused, not handed in, marked (any cell marked), or to mark
-    (every cell still waits for a person)."""
+    the state: refused, no submission (nothing of the assignment handed
+    in), not handed in (not this part's notebook), marked (any cell
+    marked), or to mark (every cell still waits for a person)."""
     if not isinstance(cells, pd.DataFrame):
         raise TypeError(f"cells must be a DataFrame, got {type(cells).__name__}")
     lacking = set(COLUMNS) - set(cells.columns) - {"notebook", "message", "path"}
@@ -311,16 +432,19 @@ def student_parts(cells: pd.DataFrame) -> pd.DataFrame:
     frame = cells.assign(of=cells["max_score"].where(marked, 0.0),
                          pending=(cells["state"] == "to mark").astype(int),
                          refused=cells["state"] == "refused",
-                         absent=cells["state"] == "not handed in", marked=marked)
+                         absent=cells["state"] == "not handed in", marked=marked,
+                         nothing=cells["state"] == "no submission")
     table = frame.groupby(["assignment", "part", "student"], sort=True).agg(
         points=("score", "sum"), of=("of", "sum"), to_mark=("pending", "sum"),
         refused=("refused", "any"), absent=("absent", "all"),
-        marked=("marked", "any")).reset_index()
-    table["state"] = np.select([table["refused"], table["absent"], table["marked"]],
-                               ["refused", "not handed in", "marked"], "to mark")
+        marked=("marked", "any"), nothing=("nothing", "all")).reset_index()
+    table["state"] = np.select([table["nothing"], table["refused"], table["absent"],
+                                table["marked"]],
+                               ["no submission", "refused", "not handed in", "marked"],
+                               "to mark")
     has = (table["state"] == "marked") & (table["of"] > 0)
     table["share"] = (table["points"] / table["of"].where(has)).where(has)
-    return table.drop(columns=["refused", "absent", "marked"])
+    return table.drop(columns=["refused", "absent", "marked", "nothing"])
 
 
 def parts_table(cells: pd.DataFrame) -> pd.DataFrame:
@@ -471,14 +595,16 @@ def totals_table(results: ClassResults, assignments: list[str],
     sheet = results.sheet.copy()
     if sheet.empty:
         return sheet
-    refused = results.cells[results.cells["state"] == "refused"]
-    refused = refused.groupby("student")["assignment"].apply(
-        lambda s: ", ".join(sorted(set(s))))
+    def named(state: str) -> pd.Series:  # student -> the assignments in `state`
+        found = results.cells[results.cells["state"] == state]
+        return found.groupby("student")["assignment"].apply(lambda s: ", ".join(sorted(set(s))))
+
     keep = ["student", *[a for a in assignments if a in sheet],
             *[c for c in sheet if c.endswith((" days late", " penalty"))
               and not c.endswith("before penalty")], "total", "out of"]
     table = sheet[keep].copy()
-    table["refused"] = table["student"].map(refused).fillna("")
+    table["refused"] = table["student"].map(named("refused")).fillna("")
+    table["no submission"] = table["student"].map(named("no submission")).fillna("")
     table["band"] = [band_of(t, o, bands) for t, o in zip(table["total"], table["out of"])]
     return table.sort_values(["total", "student"], kind="mergesort").reset_index(drop=True)
 
@@ -583,11 +709,15 @@ def table_html(frame: pd.DataFrame, caption: str, limit: int | None = None,
     return body + more
 
 
-def row_label(student: str, a: str, totals: pd.DataFrame, states: set[str]) -> str:
-    """A heatmap row's name with what changed its points: late, refused.
+def row_label(student: str, a: str, totals: pd.DataFrame, states: set[str],
+              unread: bool = False) -> str:
+    """A heatmap row's name with what changed its points: late, refused,
+    no submission; and whether a notebook of it could not be read.
     `states` are the states of the student's parts in assignment `a`."""
     said = [student]
-    if "refused" in states:
+    if states == {"no submission"}:
+        said.append("no submission")
+    elif "refused" in states:
         said.append("refused")
     elif states == {"not handed in"}:
         said.append("not handed in")
@@ -596,6 +726,8 @@ def row_label(student: str, a: str, totals: pd.DataFrame, states: set[str]) -> s
         days = found[f"{a} days late"].iloc[0] if len(found) else np.nan
         if pd.notna(days) and days > 0:
             said.append(f"{days:g} d late, -{found[f'{a} penalty'].iloc[0]:g}")
+    if unread:
+        said.append("notebook unreadable")
     return " · ".join(said)
 
 
@@ -620,12 +752,15 @@ def write(out: Path, results: ClassResults, assignments: list[str],
     heat = []
     for a in present:
         grid = heatmap_table(cells, a)
+        states = student_parts(cells[cells["assignment"] == a])[["student", "part", "state"]]
         heat.append(grid.reset_index().melt(id_vars="student", var_name="part",
-                                            value_name="share").assign(assignment=a))
+                                            value_name="share").assign(assignment=a)
+                    .merge(states, on=["student", "part"], how="left"))
     for name, frame in (("parts.csv", parts), ("failures.csv", failures),
                         ("totals.csv", totals), ("items.csv", items),
+                        ("unread.csv", results.unread),
                         ("heatmap.csv", pd.concat(heat, ignore_index=True)
-                         [["assignment", "student", "part", "share"]] if heat
+                         [["assignment", "student", "part", "share", "state"]] if heat
                          else pd.DataFrame())):
         save_csv(frame, fresh / name)
     students = cells["student"].nunique()
@@ -644,7 +779,7 @@ def write(out: Path, results: ClassResults, assignments: list[str],
             + ".</p>"]
     page += distributions_section(fresh, cells, totals, present, bands)
     for a in present:
-        page += assignment_section(fresh, a, cells, parts, failures, totals)
+        page += assignment_section(fresh, a, cells, parts, failures, totals, results.unread)
     if "quiz" in present:
         page += items_section(items, takers)
     page += ["<h2>Students by total</h2>",
@@ -700,15 +835,19 @@ def assignment_max(cells: pd.DataFrame, a: str) -> float:
 
 
 def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataFrame,
-                       failures: pd.DataFrame, totals: pd.DataFrame) -> list[str]:
-    """One assignment: its parts hardest first, the heatmap, and the most
-    common failure messages of each part."""
+                       failures: pd.DataFrame, totals: pd.DataFrame,
+                       unread: pd.DataFrame) -> list[str]:
+    """One assignment: its parts hardest first, the heatmap, who handed
+    nothing in, the notebooks that could not be read, and the most common
+    failure messages of each part."""
     esc = html.escape
     mine = parts[parts["assignment"] == a]
     grid = heatmap_table(cells, a)
     per = student_parts(cells[cells["assignment"] == a])
     states = per.groupby("student")["state"].agg(set)
-    labels = [row_label(s, a, totals, states[s]) for s in grid.index]
+    unread = unread[unread["assignment"] == a]
+    labels = [row_label(s, a, totals, states[s], s in set(unread["student"]))
+              for s in grid.index]
     large = len(grid) >= LARGE
     shown, shown_labels = grouped(grid, 20) if large else (grid, labels)
     name = f"heatmap_{a}.png"
@@ -736,22 +875,37 @@ def assignment_section(fresh: Path, a: str, cells: pd.DataFrame, parts: pd.DataF
                 f"parts, hardest first ({esc(', '.join(map(str, grid.columns[:5])))}'"
                 f"...); colour from red (none of the part's points) to green (all); grey "
                 f"where there is no share. Hardest: {esc(said)}.'>"
-                f"<figcaption>{esc(how)} Grey: not handed in, refused or not yet "
+                f"<figcaption>{esc(how)} Grey: no submission, not handed in, refused or not yet "
                 "marked.</figcaption></figure>")
     if large:
         page.append(f"<p>Weakest {SHOWN} students in {esc(a)}: "
                     + esc(", ".join(weakest[:SHOWN])) + ".</p>")
-    rows = []
+    nothing = [s for s in grid.index if states[s] == {"no submission"}]
+    if nothing:
+        page.append(f"<p>No submission of {esc(a)} from {len(nothing)}: "
+                    + esc(", ".join(sorted(nothing))) + ".</p>")
+    if len(unread):
+        page.append(table_html(unread.drop(columns="assignment"),
+                               f"{a}: graded notebooks the report could not read (their "
+                               "points count; their failure messages and quiz answers "
+                               "are missing here)", SHOWN, "unread.csv"))
+    rows, blank = [], []
     for part in mine["part"]:
         top = failures[(failures["assignment"] == a) & (failures["part"] == part)]
-        rows += [r for r in top.head(TOP_FAILURES).to_dict("records")]
+        left = top["pattern"].str.startswith(BLANK)
+        rows += top[~left].head(TOP_FAILURES).to_dict("records")
+        if left.any():
+            blank.append(f"{part} {int(top[left]['students'].max())}")
     page.append("<h3>What went wrong, counted</h3>")
     if rows:
         page.append(table_html(pd.DataFrame(rows).drop(columns="assignment"),
                                f"{a}: the {TOP_FAILURES} most common failure messages of "
-                               "each part (numbers shown as N, quoted values as '…')",
-                               None, "failures.csv"))
-    else:
+                               "each part (numbers shown as N, quoted values as '…'), "
+                               "a part left blank aside", None, "failures.csv"))
+    if blank:
+        page.append(f"<p>Left blank (the task's stub still raised {BLANK}), students per "
+                    "part: " + esc("; ".join(blank)) + ".</p>")
+    if not rows and not blank:
         page.append("<p>No test failed.</p>")
     return page
 

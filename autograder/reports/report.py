@@ -146,6 +146,11 @@ def write(out: Path, scores: pd.DataFrame, outcomes, similar: list[dict] | None 
             f"{(totals['not handed in'] > 0).sum()} with a notebook not handed in; "
             f"{totals['to mark'].sum()} written answer(s) to mark.</p>"
             if len(totals) else "<h1>Class report</h1><p>No scores.</p>",
+            # course.py writes the whole class's page beside the assignments'
+            # folders (class_report.py), and that page links back here
+            "<p>The whole class, every assignment on one page: <a href='../class_report/"
+            "index.html'>the class at a glance</a> (written by course.py grade and sheet; "
+            "for the instructor only).</p>",
             "<h2>Totals</h2>",
             "<img src='report/totals.png' alt='histogram of totals'>"
             if len(totals) else "<p>No totals.</p>",
