@@ -534,7 +534,7 @@ SAVE_RACE = re.compile(r"^\[W [^]]*\] \S*/\.~[^/\s]+ doesn't exist$")
 def student_lab(tmp_path_factory):
     """JupyterLab as the student bundle opens it: the bundle's files
     (tools/build_bundle.py) written out as unzipped, a .venv whose
-    jupyter is this environment's, and the bundle's own `make lab`, which
+    jupyter and python are this environment's, and the bundle's own `make lab`, which
     copies release/ to my-work/ and points JUPYTER_CONFIG_DIR at the
     bundle's jupyter-config/. Yields (base url, token, bundle, log path)."""
     sys.path.insert(0, str(ROOT / "tools"))
@@ -546,9 +546,10 @@ def student_lab(tmp_path_factory):
         (folder / name).write_bytes(data)
     bin_dir = folder / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
-    (bin_dir / "jupyter").write_text(
-        f'#!/bin/sh\nexec "{Path(sys.executable).parent / "jupyter"}" "$@"\n')
-    (bin_dir / "jupyter").chmod(0o755)
+    for name, target in (("jupyter", Path(sys.executable).parent / "jupyter"),
+                         ("python", Path(sys.executable))):  # make lab copies with python
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec "{target}" "$@"\n')
+        (bin_dir / name).chmod(0o755)
     (folder / ".venv" / ".installed").touch()  # set up: make installs nothing
     home = folder.parent / "home"  # an empty home, as a new student's
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "IPYTHON"))}
