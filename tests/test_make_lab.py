@@ -5,8 +5,8 @@ The released notebooks link to `../guide/...`. `make lab` copies them to
 too, never over a file already there. The test runs the real target in a
 scratch copy, with a stand-in `jupyter` that only records its call. The
 repository and the student's bundle copy the release with one script,
-tools/student_bundle/copy_release.py, which marks nothing trusted and
-copies no link.
+tools/student_bundle/copy_release.py, which signs only notebooks that
+hold no output (nothing to vouch for) and copies no link.
 """
 import os
 import re
@@ -49,7 +49,9 @@ def test_make_lab_copies_the_guide_where_the_links_point(tmp_path):
     mine = work / "my-work" / "guide" / "glossary.md"
     mine.parent.mkdir(parents=True)
     mine.write_text("my own notes\n")
-    proc = subprocess.run(["make", "-s", "lab"], cwd=work, capture_output=True, text=True)
+    env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path / "data"))  # the notary's database
+    proc = subprocess.run(["make", "-s", "lab"], cwd=work, capture_output=True, text=True,
+                          env=env)
     assert proc.returncode == 0, proc.stderr
     assert "jupyter in" in proc.stdout and "/my-work: lab" in proc.stdout, proc.stdout
     assert ": trust" not in proc.stdout, "make lab marked the notebooks trusted"
@@ -106,3 +108,25 @@ def test_the_copy_keeps_the_students_files_and_copies_no_link(tmp_path):
     missing = subprocess.run([sys.executable, str(ROOT / COPY_SCRIPT), "--release",
                               str(tmp_path / "none")], capture_output=True, text=True)
     assert missing.returncode == 2 and "release must be a folder" in missing.stderr
+
+
+def test_only_notebooks_without_output_are_signed(tmp_path):
+    """A copied notebook with no output is signed in the student's notary
+    (the server then opens it without "is not trusted"); one with an output
+    is not: the script has not read it and does not vouch for it."""
+    from nbformat.sign import NotebookNotary
+
+    release, work, data = tmp_path / "release", tmp_path / "my-work", tmp_path / "data"
+    (release / "lab").mkdir(parents=True)
+    clean = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    shown = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "x", outputs=[nbformat.v4.new_output("display_data", {"text/html": "<b>1</b>"})])])
+    nbformat.write(clean, release / "lab" / "clean.ipynb")
+    nbformat.write(shown, release / "lab" / "shown.ipynb")
+    proc = subprocess.run([sys.executable, str(ROOT / COPY_SCRIPT), "--release", str(release),
+                           "--work", str(work)], capture_output=True, text=True,
+                          env=dict(os.environ, JUPYTER_DATA_DIR=str(data)))
+    assert proc.returncode == 0, proc.stderr
+    notary = NotebookNotary(data_dir=str(data))
+    assert notary.check_signature(nbformat.read(work / "lab" / "clean.ipynb", as_version=4))
+    assert not notary.check_signature(nbformat.read(work / "lab" / "shown.ipynb", as_version=4))

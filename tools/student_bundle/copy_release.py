@@ -11,9 +11,13 @@ already in my-work/ is the student's and stays as it is, so a deleted
 notebook or a new assignment comes back without touching the rest. Links
 and anything but regular files in release/ are left out.
 
-The notebooks are copied as files and nothing more: they are not marked
-trusted. JupyterLab trusts a notebook the student saves; a script that only
-copies files has not read what it copies and does not vouch for it.
+The notebooks are copied as files, with one step more: a copied notebook
+that holds no output is signed in the student's own Jupyter notary (what
+`jupyter trust` does), because a signature vouches only for outputs and
+such a notebook has none, and unsigned it makes the server log "is not
+trusted" each time it is opened. A notebook that holds any output is left
+unsigned: this script has not read the outputs and does not vouch for
+them (JupyterLab signs a notebook when the student saves it).
 Each file copied is printed, one path a line.
 """
 from __future__ import annotations
@@ -52,6 +56,24 @@ def copy_missing(source: Path, target: Path) -> list[Path]:
     return copied
 
 
+def sign_if_output_free(paths: list[Path]) -> list[Path]:
+    """Sign each notebook of `paths` that holds no output (see the module's
+    docstring); the notebooks signed. Others, and other files, are untouched."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    notary, signed = NotebookNotary(), []
+    for path in paths:
+        if path.suffix != ".ipynb":
+            continue
+        nb = nbformat.read(path, as_version=4)
+        if any(cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"):
+            continue
+        notary.sign(nb)
+        signed.append(path)
+    return signed
+
+
 def copy_release(release: Path, work: Path, guide: Path | None = None) -> list[Path]:
     """release/<assignment>/ into work/<assignment>/ for every folder of
     release/, and `guide` into work/guide/; the files copied."""
@@ -79,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         copied = copy_release(args.release, args.work, args.guide)
     except ValueError as err:
         parser.error(str(err))
+    sign_if_output_free(copied)
     for path in copied:
         print(path)
     return 0
