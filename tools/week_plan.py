@@ -229,8 +229,7 @@ def core_solution_lines(nb) -> list[int]:
 def core_lab_minutes(nb) -> int:
     """A notebook's core lab: its core parts and its ungraded core-path code
     (see the module's docstring)."""
-    return math.ceil(sum(PART_SETUP + PER_LINE * lines for lines in core_solution_lines(nb))
-                     + ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
+    return core_part_minutes(nb) + math.ceil(ungraded_code_lines(nb) / CODE_LINES_PER_MINUTE)
 
 
 def exercise_minutes(nb) -> list[int]:
