@@ -279,19 +279,45 @@ def run_nbgrader(args: list[str], course: Path, log: Path,
     return not stopped and proc.returncode == 0 and FAILED_MARK not in stderr
 
 
+def command_module() -> list[str]:
+    """The pack's command this process runs (grade.py, course.py, ...), by
+    module name, or [] when it runs something else (pytest, a notebook).
+
+    A forkserver's child runs its parent's main script again before its
+    target (multiprocessing prepares it as it would a spawned process, and
+    naming "__main__" in the preload does not take in Python 3.11). Run
+    cold, that is grade.py's imports (pandas, the reports) anew for every
+    student: 2 s of wall and CPU each. Imported once in the server, the
+    re-run finds them loaded and takes milliseconds. Only the pack's own
+    modules are named: importing one runs no command, as `__name__` is not
+    "__main__" there."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name:
+        name = spec.name
+    else:
+        try:
+            path = Path(getattr(main, "__file__", None) or "").resolve().relative_to(ROOT)
+        except ValueError:
+            return []
+        name = ".".join(path.with_suffix("").parts) if path.suffix == ".py" else ""
+    return [name] if name.startswith("autograder.") else []
+
+
 def fork_server(preload: bool = True):
     """A multiprocessing context whose processes fork from one server that
-    imported nbgrader once (`preload`; not worth its 2 s when nbgrader runs
-    in each student's own sandbox instead), or None where that cannot work
-    (a daemonic process, such as a Dask worker, may not start processes)."""
+    imported the running command (command_module) and nbgrader once
+    (`preload`; not worth its 2 s when nbgrader runs in each student's own
+    sandbox instead), or None where that cannot work (a daemonic process,
+    such as a Dask worker, may not start processes)."""
     import multiprocessing
 
     if multiprocessing.current_process().daemon or \
             "forkserver" not in multiprocessing.get_all_start_methods():
         return None
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(
-        ["autograder.pipeline.autograde_steps", "nbgrader.apps"] if preload else [])
+    ctx.set_forkserver_preload(command_module() + ["autograder.pipeline.autograde_steps"]
+                               + (["nbgrader.apps"] if preload else []))
     return ctx
 
 
