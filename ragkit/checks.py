@@ -84,3 +84,9 @@ def _same_cell(x, y) -> bool:
     if isinstance(x, float) and isinstance(y, float):
         return (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, abs_tol=1e-12)
     return x == y
+
+
+def fields(answer) -> tuple[str, tuple, bool]:
+    """``(text, citations, abstained)`` of an answer, so that two answers of
+    different classes (a student's own Answer and the package's) compare."""
+    return answer.text, tuple(answer.citations), answer.abstained

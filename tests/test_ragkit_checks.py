@@ -5,7 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from ragkit.checks import check_error, check_int, check_number, check_str, error_of, same_frame
+from ragkit.answer import Answer
+from ragkit.checks import (check_error, check_int, check_number, check_str, error_of, fields,
+                           same_frame)
 
 
 @pytest.mark.parametrize("value, error", [
@@ -69,3 +71,14 @@ def test_same_frame_matches_nan_and_tiny_float_gaps_only():
     assert not same_frame(want.assign(mrr=[0.5, 0.0]), want)
     assert not same_frame(want[["mrr", "mode"]], want)
     assert not same_frame(want.set_axis([1, 2]), want)
+
+
+def test_fields_compares_answers_of_two_classes_by_what_they_say():
+    class Own:  # a student's own answer class, with a list of citations
+        def __init__(self, text, citations, abstained):
+            self.text, self.citations, self.abstained = text, citations, abstained
+
+    package = Answer("Twelve pounds.", ("lockers#2",), False)
+    assert fields(Own("Twelve pounds.", ["lockers#2"], False)) == fields(package)
+    assert fields(Own("Twelve pounds.", ["lockers#3"], False)) != fields(package)
+    assert fields(Own("Twelve pounds.", ["lockers#2"], True)) != fields(package)
