@@ -36,6 +36,7 @@ __all__ = [
     "RECORD_KEYS",
     "REFUSAL",
     "STAGES",
+    "TRIAGE_ROWS",
     "abstention_counts",
     "abstention_sweep",
     "column_of",
@@ -92,6 +93,25 @@ COLUMN = {
     "not in context": "retrieval",
     "reader missed it": "reader",
 }
+
+# the lecture's triage table (notebook 08), one row per failure stage in the
+# order triage asks: (symptom, the record's check, stage, fix)
+TRIAGE_ROWS = (
+    ("cites a chunk that was never retrieved", "citations_ok",
+     "bad citation", "check every cited id in code"),
+    ("confident reply to an unanswerable question", "answered, not answerable",
+     "should have abstained", "an abstain rule; test with unanswerables"),
+    ("the agent used every search it had", "searches >= max_searches",
+     "too many searches", "round limit, no-change stop, count calls"),
+    ("gold chunk nowhere in the wide list", "gold_rank is None",
+     "not retrieved", "read the chunk; hybrid, context notes"),
+    ("gold chunk retrieved, below the cut", "gold_rank > k",
+     "ranked too low", "a reranker; check the fusion settings"),
+    ("gold chunk in the top k, left out", "not in_prompt",
+     "not in context", "fix how results are merged or trimmed"),
+    ("gold chunk in the prompt, wrong reply", "everything above passed",
+     "reader missed it", "fewer passages, best first, cite or ignore"),
+)
 
 # the box of Figure 8.1 that names what each triage stage detects
 FIGURE_BOX = {

@@ -1416,6 +1416,19 @@ def ask_all(retriever, questions, unanswerable, agent: bool = False, **settings)
             + [make(retriever, u, None, **settings) for u in unanswerable])
 
 
+def weak_settings(good, weak, questions, unanswerable) -> dict[str, list]:
+    """Notebook 08 section 3's four settings, weakest last, each with one
+    record per question (`ask_all`): the working pipeline (`good`, hybrid,
+    k = 3); then over `weak` (a retriever of 12-word fixed chunks) hybrid
+    at k = 3, BM25 alone at k = 1, and notebook 06's loop around that."""
+    runs = [("sentence-25, hybrid, k=3", good, {"mode": "hybrid", "k": 3}),
+            ("fixed-12, hybrid, k=3", weak, {"mode": "hybrid", "k": 3}),
+            ("fixed-12, bm25, k=1", weak, {"mode": "bm25", "k": 1}),
+            ("fixed-12, bm25, k=1, loop", weak, {"agent": True, "mode": "bm25", "k": 1})]
+    return {name: ask_all(retriever, questions, unanswerable, **how)
+            for name, retriever, how in runs}
+
+
 def stage_counts(settings: dict[str, list]) -> pd.DataFrame:
     """How many records of each setting (a column) triage files under each
     stage (a row, in ragkit.failures.STAGES order; 0 when none)."""
@@ -1584,6 +1597,18 @@ def reader_counts(chunks, questions, unanswerable, mode: str, min_overlap: int =
         else:
             right += reply.citations[0] in relevant_chunk_ids(chunks, q.answer)
     return {f"right of {len(questions)}": right, f"replied of {len(unanswerable)}": replied}
+
+
+def count_pipelines(plain, noted) -> dict:
+    """The five pipelines behind the lab's different counts of right
+    answers (notebook 08's reconciling table), as `reconcile_table` takes
+    them: (where, chunks, search, min_overlap, right if gold in) -> the
+    chunks read, `plain` (sentence chunks) or `noted` (with the title note)."""
+    return {("01 Part D; 09 'hybrid'", "plain", "hybrid", 2, "text"): plain,
+            ("08 Part B, Figure 8.3", "title note", "hybrid", 2, "text"): noted,
+            ("08 Figure 8.3 at 1", "title note", "hybrid", 1, "text"): noted,
+            ("06 one search", "title note", "hybrid+rerank", 2, "citation"): noted,
+            ("09 last row", "title note", "hybrid+rerank", 2, "text"): noted}
 
 
 def reconcile_table(pipelines: dict, questions, unanswerable) -> pd.DataFrame:

@@ -165,3 +165,39 @@ def test_bad_arguments_are_named(corpus, kwargs, kind, name):
 def test_no_questions_is_an_error(corpus):
     with pytest.raises(ValueError, match="questions"):
         ablation_table(corpus[0], [])
+
+
+# ------------------------------------ notebook 09's reading of the table
+# Its check cells assert the table's counts; the questions its prose names
+# behind them are checked here, on the same rows (question_runs).
+
+
+def test_notebook_09_the_questions_behind_the_ablation_list(runs):
+    by_step = {s: runs[runs["step"] == s].set_index("qid") for s in STEPS}
+    bm25, dense, full = by_step["bm25"], by_step["dense"], by_step[STEPS[-1]]
+    # dense loses 5 of BM25's gold chunks, only 1 of them a right reply for BM25,
+    # and answers the paraphrases q03 and q06, which BM25 missed
+    lost = bm25.index[(bm25["recall"] == 1) & (dense["recall"] == 0)]
+    assert len(lost) == 5 and (bm25.loc[lost, "outcome"] == "correct").sum() == 1
+    assert (bm25.loc[["q03", "q06"], "recall"] == 0).all()
+    assert (dense.loc[["q03", "q06"], "outcome"] == "correct").all()
+    # from BM25 to the full pipeline the only refusal lost is u03, which it answers wrongly
+    refused = {s: set(t.index[~t["answerable"] & (t["outcome"] == "abstained")])
+               for s, t in by_step.items()}
+    assert refused["bm25"] - refused[STEPS[-1]] == {"u03"} <= refused["hybrid+rerank"]
+    assert refused[STEPS[-1]] <= refused["bm25"] and full.loc["u03", "outcome"] == "wrong"
+
+
+def test_notebook_09_each_single_step_can_not_be_told_from_chance(corpus, runs):
+    from ragkit.plots import paired_gains
+
+    pages = {q.qid: q.doc_id for q in corpus[1]}
+    pairs = [("bm25", "hybrid"), ("hybrid", "hybrid+rerank"),
+             ("hybrid+rerank", "hybrid+rerank+context")]
+    steps = paired_gains(runs, pairs, pages)
+    # each step adds 2 right replies with an interval from 0; recall@3: 2 up and
+    # 2 down for fusion and for the reranker, 1 up for the notes
+    assert list((steps["gain"] * 43).round()) == [0, 2, 0, 2, 1, 2]
+    assert (steps.loc[steps["score"] == "correct", "low"].round(3) == 0).all()
+    assert steps.loc[steps["score"] == "recall", ["up", "down"]].values.tolist() == [
+        [2, 2], [2, 2], [1, 0]]

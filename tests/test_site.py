@@ -188,8 +188,11 @@ def test_no_graded_quiz_answer_and_the_practice_answers_folded(sites, graded):
 
 
 def test_hidden_tests_helpers_and_checks_are_summarised_or_folded(sites):
-    """A hidden test cell is one line; the setup cell's test helpers and the
-    cells that check the prose's numbers sit in closed folds."""
+    """A hidden test cell is one line; the cells that check the prose's
+    numbers sit in closed folds. The test plumbing every notebook shares
+    (error_of, check_error, same_frame) is imported from ragkit.checks in
+    one line, never defined on the page; a helper a setup cell still
+    defines for its own tests only sits in a closed fold."""
     folder = sites["reader"][0]
     for path in LECTURES:
         book = nbformat.read(path, as_version=4)
@@ -203,10 +206,17 @@ def test_hidden_tests_helpers_and_checks_are_summarised_or_folded(sites):
         checks = [c for c in book.cells if site_tool.is_check(c)]
         folded = re.findall(r'<details class="site-fold site-fold-check">', text)
         assert len(folded) == len(checks), f"{path.name}: {len(folded)} of {len(checks)}"
+        setup = next(c for c in book.cells if site_tool.is_setup(c))
+        assert re.search(r"^from ragkit\.checks import .*\b(check_error|error_of|same_frame)\b",
+                         setup.source, re.M), f"{path.name}: no test helpers from ragkit.checks"
+        page = page_text(folder / "notebooks" / f"{path.stem}.html")
+        assert re.search(r"def (error_of|check_error|same_frame|same_cell)\(", page) is None, \
+            f"{path.name}: the page defines a shared test helper again"
         helpers = re.search(r'<details class="site-fold site-fold-helpers">(.*?)</details>',
                             text, re.S)
         shown = html.unescape(re.sub(r"<[^>]+>", "", helpers.group(1))) if helpers else ""
-        assert "def error_of(" in shown, f"{path.name}: error_of is not folded away"
+        own = site_tool.test_helpers(setup.source, site_tool.reader_sources(book))
+        assert all(f"def {name}(" in shown for name in own), f"{path.name}: {own} not folded"
         assert re.search(r'<details class="site-fold[^"]*" open', text) is None
 
 
