@@ -12,6 +12,35 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The files that take minutes, in the order pytest-xdist hands them out
+# (pytest.ini: --dist loadfile, --no-loadscope-reorder). Longest first, so
+# that the last minutes of a run are short files on both workers rather
+# than one long file on one of them; the two that grade a whole class first
+# of all, one per worker. test_class_report.py reads graded_course, which
+# test_grading.py's worker grades from the start: placed after two more
+# long files, it finds the class graded instead of holding its worker idle
+# on the lock (146 s of waiting in the last fresh-clone run).
+LONG_FILES = ["test_grading.py", "test_hostile.py", "test_grading_edges.py", "test_hub.py",
+              "test_class_report.py", "test_mutants.py", "test_site.py", "test_build.py",
+              "test_kernel_start.py", "test_formgrader_browser.py", "test_course_report.py"]
+
+
+def pytest_collection_modifyitems(items):
+    """The long files first, in LONG_FILES's order; every other file after
+    them, most tests first (what xdist's own reordering did for all of
+    them). Tests keep their order inside a file."""
+    count: dict[Path, int] = {}
+    for item in items:
+        count[item.path] = count.get(item.path, 0) + 1
+
+    def rank(item) -> tuple[int, int]:
+        name = item.path.name if item.path.parent == ROOT / "tests" else ""
+        if name in LONG_FILES:
+            return LONG_FILES.index(name), 0
+        return len(LONG_FILES), -count[item.path]
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def fresh_build(tmp_path_factory) -> Path:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pandas as pd
 import pytest
 from nbformat.v4 import new_notebook
 
@@ -89,25 +90,41 @@ def differences(exec_cells: dict[str, list], fork_cells: dict[str, list]) -> lis
     return found
 
 
-def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
+def test_forked_kernels_compute_what_new_kernels_compute(graded_course, tmp_path):
     """A notebook that prints pandas tables and draws (07): the same scores,
     and every code cell (graded, locked or not) shows the same outputs and
-    figures in the autograded notebook and on the feedback page either way."""
+    figures in the autograded notebook and on the feedback page either way.
+    The forked side is ada's 07 from the session's grading of the sample
+    class (tests/conftest.py's graded_course: grade.py's default, fork,
+    whose zygote imported what all nine masters import); only the new
+    kernel's side is graded here."""
+    proc, course, _ = graded_course
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     subs = tmp_path / "subs"
     shutil.copytree(SAMPLE / "ada_complete", subs / "ada_complete")
-    only = ["--notebook", "07_measuring", "--no-report"]
-    pages, outputs = {}, {}
-    for how in ("exec", "fork"):
-        proc = run_grader(subs, tmp_path / how, "--kernel-start", how, *only)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        folder = tmp_path / how / "feedback" / "ada_complete" / "lab"
+    proc = run_grader(subs, tmp_path / "exec", "--kernel-start", "exec",
+                      "--notebook", "07_measuring", "--no-report")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pages, outputs, scores = {}, {}, {}
+    for how, out in (("exec", tmp_path / "exec"), ("fork", course / "lab")):
+        folder = out / "feedback" / "ada_complete" / "lab"
         pages[how] = {p.name: what_it_shows(p.read_text(encoding="utf-8"))
-                      for p in sorted(folder.glob("*.html"))}
+                      for p in sorted(folder.glob("07_measuring.html"))}
         assert len(pages[how]) == 1
         assert all("PNG" in page for page in pages[how].values())
-        graded = tmp_path / how / ".students" / "ada_complete" / "autograded" / "lab"
-        outputs[how] = {p.name: cell_outputs(p) for p in sorted(graded.glob("*.ipynb"))}
-        assert sorted(outputs[how]) == ["07_measuring.ipynb"]
+        graded = out / ".students" / "ada_complete" / "autograded" / "lab"
+        outputs[how] = {p.name: cell_outputs(p)
+                        for p in sorted(graded.glob("07_measuring.ipynb"))}
+        table = pd.read_csv(out / "scores.csv")
+        scores[how] = table[(table.student == "ada_complete")
+                            & (table.notebook == "07_measuring.ipynb")].reset_index(drop=True)
+    # the new kernel's run graded 07 alone, as --notebook asked
+    assert sorted(p.name for p in (tmp_path / "exec" / "feedback" / "ada_complete" / "lab")
+                  .iterdir()) == ["07_measuring.html"]
+    assert sorted(p.name for p in (tmp_path / "exec" / ".students" / "ada_complete"
+                                   / "autograded" / "lab").glob("*.ipynb")) \
+        == ["07_measuring.ipynb"]
+    assert sorted(outputs["exec"]) == sorted(outputs["fork"]) == ["07_measuring.ipynb"]
     for name, cells in outputs["exec"].items():
         assert any(n.startswith("graded ") for n in cells) and \
             any(n.startswith("locked ") for n in cells), name
@@ -116,8 +133,8 @@ def test_forked_kernels_compute_what_new_kernels_compute(tmp_path):
         assert not found, f"{name}: outputs differ between exec and fork\n" + "\n".join(found)
     for name, page in pages["exec"].items():
         assert pages["fork"][name] == page, name
-    assert (tmp_path / "exec" / "scores.csv").read_text() == \
-        (tmp_path / "fork" / "scores.csv").read_text()
+    assert len(scores["exec"]) == 1 and len(pd.read_csv(tmp_path / "exec" / "scores.csv")) == 1
+    pd.testing.assert_frame_equal(scores["exec"], scores["fork"])
 
 
 SPLIT = """import sys
