@@ -559,16 +559,21 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
     sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
     import mutants
 
-    counts = {}
-    honest = judge.Judge.run_test
+    counts, back = {}, []
+    honest, answer = judge.Judge.run_test, judge.Judge.answer_callback
 
     def counted(self, source, label, hidden):
-        calls, callbacks = self.calls, self.callbacks
+        calls, callbacks = self.calls, len(back)
         outputs = honest(self, source, label, hidden)
-        counts[label] = (self.calls - calls, self.callbacks - callbacks)
+        counts[label] = (self.calls - calls, len(back) - callbacks)
         return outputs
 
+    def answered(self, prompt):
+        back.append(prompt)
+        return answer(self, prompt)
+
     monkeypatch.setattr(judge.Judge, "run_test", counted)
+    monkeypatch.setattr(judge.Judge, "answer_callback", answered)
     every = ("[[(i, round(s, 9)) for i, s in r.bm25.search(q, len(r.chunks))]\n"
              "         + [r.search(q, k=len(r.chunks), mode=mode, depth=len(r.chunks))\n"
              "            for mode in ('bm25', 'dense', 'hybrid', 'hybrid+rerank')]\n"
@@ -607,10 +612,11 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
     errors = {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
                                                   if o.output_type == "error"]
               for c in nb.cells if c.metadata["nbgrader"]["grade"]}
-    assert errors == {"t_ranks": [], "t_identity": []}, errors
     count = {gid: n for label, n in counts.items() for gid in errors if gid in label}
+    assert errors["t_ranks"] == [], errors
     # the name's lookup, the call and the test's end; nothing asked back
     assert count["t_ranks"] == (3, 0), count
+    assert errors["t_identity"] == [], errors
     assert count["t_identity"] == (3 + 3 + 1, 0), count
 
 
