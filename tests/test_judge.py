@@ -554,7 +554,10 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
     exactly as the judge's does, ties included, in every mode. The student's
     own `ragkit`, patched here, is not what it is built from; the same
     object of the judge is one object in the kernel, within a call and
-    across calls, and goes back to the judge as itself."""
+    across calls, and goes back to the judge as itself. The route the object
+    opens to the private copy's modules counts like any other: a
+    `score_step` that hands its work to that copy's `score_questions`
+    fails as delegated."""
     import nbformat
     sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
     import mutants
@@ -584,6 +587,7 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
               "from ragkit.corpus import load_documents, load_questions\n"
               "from ragkit.reference import fresh\n"
               "REF = fresh()\n"
+              "ASKED = load_questions()[:3]\n"
               "DOCS = load_documents()[:6]\n"
               "QUESTIONS = [q.question for q in load_questions()[:12]]"),
         _cell("answer", "answers",
@@ -593,7 +597,12 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
               f"def ranks(r, questions):\n    return {every}\n\n"
               "def same(a, b):\n    return a is b and type(a).__name__\n\n"
               "def keep(r):\n    SEEN.append(r)\n    return r\n\n"
-              "def kept(r):\n    return SEEN[-1] is r"),
+              "def kept(r):\n    return SEEN[-1] is r\n\n"
+              "def score_step(retriever, mode, questions, unanswerable, k=3):\n"
+              "    import sys\n"
+              "    kit = sys.modules[type(retriever).__module__.rpartition('.')[0]]\n"
+              "    return kit.ablation.score_questions(retriever, mode, questions, "
+              "unanswerable, k)"),
         _cell("test", "t_ranks",
               "r = REF.retrieval.Retriever(REF.chunking.chunk_documents(DOCS, 'sentence', "
               "size=12))\n"
@@ -605,6 +614,11 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
               "assert same(r, r) == 'Retriever', 'two objects in the kernel'\n"
               "assert keep(r) is r, 'not the judge`s own object back'\n"
               "assert kept(r), 'another object in the kernel at the next call'"),
+        _cell("test", "t_twin",
+              "r = REF.retrieval.Retriever(REF.chunking.chunk_documents(DOCS, 'sentence', "
+              "size=25))\n"
+              "got = score_step(r, 'bm25', ASKED, [])\n"
+              "assert got.equals(REF.ablation.score_questions(r, 'bm25', ASKED, []))"),
     ]
     step = mutants.GuardedExecute(timeout=120, kernel_name="python3", allow_errors=True,
                                   config=mutants.nbgrader_settings())
@@ -618,6 +632,7 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
     assert count["t_ranks"] == (3, 0), count
     assert errors["t_identity"] == [], errors
     assert count["t_identity"] == (3 + 3 + 1, 0), count
+    assert [name for name, _ in errors["t_twin"]] == ["DelegatedToPackage"], errors
 
 
 def test_a_retriever_goes_whole_once_then_by_its_id():
