@@ -430,6 +430,20 @@ def _cell(kind: str, gid: str, source: str):
     return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
 
 
+def judged_errors(nb, folder: Path, timeout: float = 60) -> dict:
+    """Each graded cell's errors [(name, message)] by grade id, once `nb` has
+    run in a real kernel with its test cells judged."""
+    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+    import mutants
+
+    step = mutants.GuardedExecute(timeout=timeout, kernel_name="python3", allow_errors=True,
+                                  config=mutants.nbgrader_settings())
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(folder)}})
+    return {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
+                                                if o.output_type == "error"]
+            for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+
+
 def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
     """ragkit.reference.each in the judge, with a real kernel: many cases
     go in few round trips, yet each verdict is the one the loop it stands
@@ -437,8 +451,6 @@ def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
     first fails on the raise, a call of ragkit's twin fails as delegated,
     and answers larger than a batch may hold all arrive in order."""
     import nbformat
-    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
-    import mutants
 
     requests = {}
     honest = judge.Judge.run_test
@@ -470,12 +482,7 @@ def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
                                 "assert [g[0] for g in got] == list(range(8))\n"
                                 "assert all(len(g) == 1_000_000 for g in got)"),
     ]
-    step = mutants.GuardedExecute(timeout=60, kernel_name="python3", allow_errors=True,
-                                  config=mutants.nbgrader_settings())
-    nb, _ = step.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    errors = {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
-                                                  if o.output_type == "error"]
-              for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+    errors = judged_errors(nb, tmp_path)
     assert errors["t_square"] == []
     assert errors["t_slips"] == [("AssertionError", "wrong at 3")]
     assert errors["t_breaks"] == [("KeyError", "'never'")]
@@ -559,8 +566,6 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
     `score_step` that hands its work to that copy's `score_questions`
     fails as delegated."""
     import nbformat
-    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
-    import mutants
 
     counts, back = {}, []
     honest, answer = judge.Judge.run_test, judge.Judge.answer_callback
@@ -620,12 +625,7 @@ def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monke
               "got = score_step(r, 'bm25', ASKED, [])\n"
               "assert got.equals(REF.ablation.score_questions(r, 'bm25', ASKED, []))"),
     ]
-    step = mutants.GuardedExecute(timeout=120, kernel_name="python3", allow_errors=True,
-                                  config=mutants.nbgrader_settings())
-    nb, _ = step.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    errors = {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
-                                                  if o.output_type == "error"]
-              for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+    errors = judged_errors(nb, tmp_path, timeout=120)
     count = {gid: n for label, n in counts.items() for gid in errors if gid in label}
     assert errors["t_ranks"] == [], errors
     # the name's lookup, the call and the test's end; nothing asked back
