@@ -5,6 +5,7 @@ here are the properties its verdicts rest on: an answer crosses as plain
 data of the built-in types whatever class it came in, what is not data does
 not cross, and the cells the judge copies are the ones the tests need.
 """
+import ast
 import json
 import subprocess
 import sys
@@ -429,6 +430,20 @@ def _cell(kind: str, gid: str, source: str):
     return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
 
 
+def judged_errors(nb, folder: Path, timeout: float = 60) -> dict:
+    """Each graded cell's errors [(name, message)] by grade id, once `nb` has
+    run in a real kernel with its test cells judged."""
+    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
+    import mutants
+
+    step = mutants.GuardedExecute(timeout=timeout, kernel_name="python3", allow_errors=True,
+                                  config=mutants.nbgrader_settings())
+    nb, _ = step.preprocess(nb, {"metadata": {"path": str(folder)}})
+    return {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
+                                                if o.output_type == "error"]
+            for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+
+
 def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
     """ragkit.reference.each in the judge, with a real kernel: many cases
     go in few round trips, yet each verdict is the one the loop it stands
@@ -436,8 +451,6 @@ def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
     first fails on the raise, a call of ragkit's twin fails as delegated,
     and answers larger than a batch may hold all arrive in order."""
     import nbformat
-    sys.path.insert(0, str(ROOT / "autograder" / "testbed"))
-    import mutants
 
     requests = {}
     honest = judge.Judge.run_test
@@ -469,12 +482,7 @@ def test_a_batch_of_calls_fails_as_the_same_loop_would(tmp_path, monkeypatch):
                                 "assert [g[0] for g in got] == list(range(8))\n"
                                 "assert all(len(g) == 1_000_000 for g in got)"),
     ]
-    step = mutants.GuardedExecute(timeout=60, kernel_name="python3", allow_errors=True,
-                                  config=mutants.nbgrader_settings())
-    nb, _ = step.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    errors = {c.metadata["nbgrader"]["grade_id"]: [(o.ename, o.evalue) for o in c.outputs
-                                                  if o.output_type == "error"]
-              for c in nb.cells if c.metadata["nbgrader"]["grade"]}
+    errors = judged_errors(nb, tmp_path)
     assert errors["t_square"] == []
     assert errors["t_slips"] == [("AssertionError", "wrong at 3")]
     assert errors["t_breaks"] == [("KeyError", "'never'")]
@@ -542,3 +550,158 @@ def test_what_cannot_cross_or_be_answered_fails_at_once(tmp_path):
     assert errors == {"t_sent": ["TooLarge"], "t_answered": ["TooLarge"], "t_small": [],
                       "t_no_loop": ["LoopEnded"]}
     assert seconds < limit, seconds  # (each of three cells waited `limit` before)
+
+
+def test_a_retriever_handed_to_the_student_is_used_in_the_kernel(tmp_path, monkeypatch):
+    """A Retriever the judge built (as nb09_hidden_score_step builds
+    `ref_plain`) crosses as a recipe, its chunks and its dim: the kernel
+    builds the same retriever from its own private copy of ragkit, so the
+    student's function searches it with no call back to the judge (it used
+    to call back for every `search`, `by_id[...]` and `chunks`), and ranks
+    exactly as the judge's does, ties included, in every mode. The student's
+    own `ragkit`, patched here, is not what it is built from; the same
+    object of the judge is one object in the kernel, within a call and
+    across calls, and goes back to the judge as itself. The route the object
+    opens to the private copy's modules counts like any other: a
+    `score_step` that hands its work to that copy's `score_questions`
+    fails as delegated."""
+    import nbformat
+
+    counts, back = {}, []
+    honest, answer = judge.Judge.run_test, judge.Judge.answer_callback
+
+    def counted(self, source, label, hidden):
+        calls, callbacks = self.calls, len(back)
+        outputs = honest(self, source, label, hidden)
+        counts[label] = (self.calls - calls, len(back) - callbacks)
+        return outputs
+
+    def answered(self, prompt):
+        back.append(prompt)
+        return answer(self, prompt)
+
+    monkeypatch.setattr(judge.Judge, "run_test", counted)
+    monkeypatch.setattr(judge.Judge, "answer_callback", answered)
+    every = ("[[(i, round(s, 9)) for i, s in r.bm25.search(q, len(r.chunks))]\n"
+             "         + [r.search(q, k=len(r.chunks), mode=mode, depth=len(r.chunks))\n"
+             "            for mode in ('bm25', 'dense', 'hybrid', 'hybrid+rerank')]\n"
+             "         + [[r.by_id[i].text for i in r.search(q, 3)]] for q in questions]")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        _cell("setup", "setup",
+              "from ragkit.corpus import load_documents, load_questions\n"
+              "from ragkit.reference import fresh\n"
+              "REF = fresh()\n"
+              "ASKED = load_questions()[:3]\n"
+              "DOCS = load_documents()[:6]\n"
+              "QUESTIONS = [q.question for q in load_questions()[:12]]"),
+        _cell("answer", "answers",
+              "import ragkit.retrieval\n"
+              "ragkit.retrieval.Retriever.search = lambda self, *args, **kwargs: []\n"
+              "SEEN = []\n\n"
+              f"def ranks(r, questions):\n    return {every}\n\n"
+              "def same(a, b):\n    return a is b and type(a).__name__\n\n"
+              "def keep(r):\n    SEEN.append(r)\n    return r\n\n"
+              "def kept(r):\n    return SEEN[-1] is r\n\n"
+              "def score_step(retriever, mode, questions, unanswerable, k=3):\n"
+              "    import sys\n"
+              "    kit = sys.modules[type(retriever).__module__.rpartition('.')[0]]\n"
+              "    return kit.ablation.score_questions(retriever, mode, questions, "
+              "unanswerable, k)"),
+        _cell("test", "t_ranks",
+              "r = REF.retrieval.Retriever(REF.chunking.chunk_documents(DOCS, 'sentence', "
+              "size=12))\n"
+              f"questions = QUESTIONS\nwant = {every}\n"
+              "assert ranks(r, QUESTIONS) == want, 'the kernel ranks otherwise'"),
+        _cell("test", "t_identity",
+              "r = REF.retrieval.Retriever(REF.chunking.chunk_documents(DOCS, 'fixed', "
+              "size=30))\n"
+              "assert same(r, r) == 'Retriever', 'two objects in the kernel'\n"
+              "assert keep(r) is r, 'not the judge`s own object back'\n"
+              "assert kept(r), 'another object in the kernel at the next call'"),
+        _cell("test", "t_twin",
+              "r = REF.retrieval.Retriever(REF.chunking.chunk_documents(DOCS, 'sentence', "
+              "size=25))\n"
+              "got = score_step(r, 'bm25', ASKED, [])\n"
+              "assert got.equals(REF.ablation.score_questions(r, 'bm25', ASKED, []))"),
+    ]
+    errors = judged_errors(nb, tmp_path, timeout=120)
+    count = {gid: n for label, n in counts.items() for gid in errors if gid in label}
+    assert errors["t_ranks"] == [], errors
+    # the name's lookup, the call and the test's end; nothing asked back
+    assert count["t_ranks"] == (3, 0), count
+    assert errors["t_identity"] == [], errors
+    assert count["t_identity"] == (3 + 3 + 1, 0), count
+    assert [name for name, _ in errors["t_twin"]] == ["DelegatedToPackage"], errors
+
+
+def test_a_retriever_goes_whole_once_then_by_its_id():
+    """Within a loop the recipe goes whole once and by the judge's id after;
+    a retriever whose indexes no longer match its chunks, or with another
+    embedder, is not what a recipe would build, so it crosses as a handle."""
+    from ragkit.dense import HashedEmbedder
+    from ragkit.retrieval import Retriever
+    chunks = chunk_documents(load_documents()[:3], "sentence", size=25)
+    j, r = judge.Judge(None, [], str(ROOT)), Retriever(chunks, dim=64)
+    first = j.plain(r)
+    assert first["$rkobj"] == "ragkit.retrieval:Retriever" and first["jid"] == id(r)
+    assert wire.from_plain(first["kwargs"]) == {"dim": 64}
+    assert "$keep" in first["args"][0]  # (the chunks, as the frozen values they are)
+    assert j.plain([r, r]) == [{"$rkobj": "ragkit.retrieval:Retriever", "jid": id(r)}] * 2
+    assert j.resolve("$jref", id(r)) is r
+    j.forget_sent()  # a new loop: whole again
+    assert "args" in j.plain(r)
+    r.chunks.append(r.chunks[0])
+    assert j.plain(r) == {"$jref": id(r)}
+    other = Retriever(chunks, embedder=HashedEmbedder(32))
+    other.dense.embedder = object()
+    assert j.plain(other) == {"$jref": id(other)}
+
+
+@pytest.mark.parametrize("recipe", [
+    {"$rkobj": "ragkit.retrieval:Retriever", "jid": 1},
+    {"$rkobj": "ragkit.retrieval:Retriever", "jid": 1, "args": [[]], "kwargs": {"$dict": []}},
+])
+def test_the_judge_never_builds_a_recipe_from_the_kernel(recipe):
+    """A recipe runs one way, judge to kernel: the judge's decoder has no
+    way to build one, so an answer holding one is not data."""
+    with pytest.raises(ValueError, match="rkobj"):
+        wire.Decoder(judge.Judge(None, [], str(ROOT)).resolve)(recipe)
+    with pytest.raises(ValueError, match="rkobj"):
+        wire.Decoder(build=lambda *a: None)({**recipe, "$rkobj": "ragkit.reference:fresh"})
+
+
+RETRIEVER_RUNS = r'''
+m.install()
+from ragkit.chunking import chunk_documents
+from ragkit.corpus import load_documents
+from ragkit.retrieval import MODES, Retriever
+r = Retriever(chunk_documents(load_documents()[:4], "sentence", size=25))
+m.calls.clear()
+for mode in MODES:
+    r.search("When does the laser cutter open?", 5, mode)
+print(json.dumps(sorted(m.calls)))
+'''
+
+
+def test_no_task_handed_a_retriever_must_not_run_what_its_search_runs():
+    """The retriever a test hands a student's function searches in the
+    kernel, where ragkit counts its calls: if a name its search runs were a
+    twin of that task, an honest function would fail as delegated. Every
+    task of the masters that takes a `retriever` is checked."""
+    import nbformat
+    from autograder.run.twins import forbidden
+    from tests.test_ragkit_watch import run_counted
+    ran = set(run_counted("import json\n" + RETRIEVER_RUNS))
+    assert {"search", "rrf", "rerank"} <= ran  # (the counting saw the search)
+    tasks = set()
+    for master in sorted((ROOT / "source").glob("*/*.ipynb")):
+        for cell in nbformat.read(master, as_version=4).cells:
+            if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+                for node in ast.walk(ast.parse(cell.source)):
+                    if isinstance(node, ast.FunctionDef) and \
+                            "retriever" in [a.arg for a in node.args.args]:
+                        tasks.add(node.name)
+    assert {"score_step", "method_table", "loop_stats", "search_as"} <= tasks
+    assert {task: sorted(ran & set(forbidden(task))) for task in sorted(tasks)} == \
+        {task: [] for task in sorted(tasks)}

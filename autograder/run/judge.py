@@ -37,7 +37,10 @@ data. So:
 
 `using(globals(), name=reference)`, the "one mistake costs once" swap, binds
 the name in both places: in the judge, and in the kernel as a stand-in that
-calls the judge's reference back through the kernel's input() channel.
+calls the judge's reference back through the kernel's input() channel (or,
+for a function of ragkit, as the same function of the kernel's own private
+copy). A reference object of RECIPES that a test hands to the student's
+function (a Retriever) is built again in the kernel from its arguments.
 """
 from __future__ import annotations
 
@@ -96,6 +99,61 @@ LOAD = ("import sys, types\n"
         "sys.modules['_rag_judge'] = _m\n"
         "del _m")
 LOOP = "__import__('sys').modules['_rag_judge'].loop({nonce!r})"
+
+
+def retriever_recipe(retriever):
+    """The arguments of the `Retriever(chunks, dim=...)` call that built
+    `retriever`, read back from it: ([chunks], {"dim": dim}). None when it is
+    not what that call builds from them (another embedder than the toy one,
+    an index over other chunks than its `chunks`): it then crosses as a
+    handle, as before."""
+    chunks, dense = retriever.chunks, retriever.dense
+    embedder = dense.embedder
+    if type(chunks) is not list or type(getattr(embedder, "dim", None)) is not int or \
+            wire._qualified(type(embedder)) != "ragkit.dense:HashedEmbedder":
+        return None
+    if not all(wire._qualified(type(c)) == "ragkit.chunking:Chunk" for c in chunks):
+        return None
+    ids = [c.chunk_id for c in chunks]
+    if list(retriever.bm25.ids) != ids or list(dense.ids) != ids or \
+            list(retriever.by_id) != ids:
+        return None
+    return [chunks], {"dim": embedder.dim}
+
+
+# The judge's reference objects that go to the kernel as a recipe instead of
+# a handle (judge_kernel.REBUILT): their class's name, and how to read the
+# arguments that build them back from one. A retriever handed to a student's
+# function as a handle cost a round trip back to the judge for every
+# `search`, `by_id[...]` and `chunks` (2,226 in a complete student's
+# nb09_hidden_score_step, 3,416 in the project's tests); the kernel builds
+# the same Retriever, from the same chunks, with its own private copy of
+# ragkit, and the student's function uses it there. Why that is safe:
+# * it crosses one way only. The judge's decoder has no `build`, so a
+#   recipe in the kernel's answer is refused as not data; a kernel object
+#   made from a recipe goes back as the judge's handle (`$jref`), which the
+#   judge looks up among the objects it sent. Nothing the student wrote
+#   reaches the judge as anything but data;
+# * the kernel's copy is the student's to spoil (its code patched, the
+#   object changed by their function), and that changes only the answers
+#   their own function computes. The test's expected values are computed
+#   here, with the judge's own objects and its own fresh() copy, so a spoilt
+#   copy can make the answers differ from them, never match them without
+#   the work;
+# * it gives the student's function nothing new to reach: the methods and
+#   the modules of a private copy of ragkit were in the kernel already
+#   (`ragkit.reference.fresh()`), and every copy counts its calls
+#   (ragkit_watch.py), so a function that reaches its own twin through the
+#   retriever's modules fails with DelegatedToPackage as before. The
+#   retriever's own methods count there too: none of the names they run
+#   may be a name that a task handed a retriever must not run
+#   (tests/test_judge.py checks the masters' tasks);
+# * only a class whose state is a function of its constructor's arguments
+#   alone belongs here, and its reader returns None for an object that is
+#   not what those arguments build, so the kernel's copy answers exactly as
+#   the judge's object would (the same code on the same chunks: the same
+#   ranks and the same ties).
+RECIPES = {"ragkit.retrieval:Retriever": retriever_recipe}
 
 
 class JudgeError(Exception):
@@ -283,6 +341,9 @@ class Judge:
         # what the kernel keeps of this loop's values (id -> (value, how its
         # items looked)); each is sent whole once, then as `$again`
         self.kept: dict[int, tuple] = {}
+        # the reference objects sent as a recipe in this loop (id -> (object,
+        # how its arguments looked)); each is sent whole once, then by its id
+        self.built: dict[int, tuple] = {}
         self._inner = None  # the container being sent whole just now
         self.serving = 0  # callbacks of the kernel being answered, nested
         self.looping = None  # the kernel's request loop, while a test runs
@@ -305,7 +366,8 @@ class Judge:
         self.ns.update(__builtins__={**vars(builtins), "__import__": _import},
                        __name__="__main__",
                        get_ipython=lambda: _Shell(), fresh=self.fresh, using=self.using)
-        self.calls = 0
+        self.calls = 0  # requests to the kernel
+        self.callbacks = 0  # requests of the kernel's, to use one of the judge's objects
         self.hole = os.environ.get(HOLE_VARIABLE) == "1"
 
     def fresh(self):
@@ -339,7 +401,7 @@ class Judge:
         for its first input(); what an earlier, interrupted loop still asks
         is answered with the end."""
         nonce = uuid.uuid4().hex
-        self.kept.clear()  # (the new loop forgets what the kernel kept)
+        self.forget_sent()  # (the new loop forgets what the kernel kept)
         with self._wire():
             self.looping = self.kc.execute(LOOP.format(nonce=nonce), silent=True,
                                            store_history=False, allow_stdin=True)
@@ -622,7 +684,7 @@ class Judge:
             raise self.fail(NotData(f"the answer of {name or 'the kernel'} is not data "
                                     f"this grader takes ({str(err)[:200]})")) from None
         if error is not None:
-            self.kept.clear()  # (the kernel may have failed on what was sent)
+            self.forget_sent()  # (the kernel may have failed on what was sent)
         return reply, value, error
 
     def _refused(self, reply: dict, request: dict, name: str) -> Exception | None:
@@ -727,6 +789,8 @@ class Judge:
         name = wire._qualified(type(obj))
         if name is None:
             return self._container(obj)
+        if name in RECIPES:
+            return self._recipe(obj, name)
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
         elif isinstance(obj, tuple) and hasattr(type(obj), "_fields"):
@@ -741,6 +805,32 @@ class Judge:
             return sent
         self.kept[id(obj)] = (obj, None)
         return {"$keep": id(obj), "v": sent}
+
+    def _recipe(self, obj, name: str):
+        """One of the judge's reference objects (RECIPES) as the arguments
+        that build it again in the kernel: whole the first time in a loop,
+        then by its id alone, while the arguments are the same objects (the
+        kernel keeps what it built, so the same object here is one object
+        there). None, for a handle, when the object is not what its
+        constructor builds from them."""
+        read = RECIPES[name](obj)
+        if read is None:
+            return None
+        args, kwargs = read
+        looks = (tuple(map(id, args)), tuple(map(self._looks, args)), sorted(kwargs.items()))
+        self.mine[id(obj)] = obj  # (it comes back from the kernel as `$jref`)
+        sent = {"$rkobj": name, "jid": id(obj)}
+        seen = self.built.get(id(obj))
+        if seen is None or seen[0] is not obj or seen[1] != looks:
+            sent.update(args=self.plain(list(args)), kwargs=self.plain(dict(kwargs)))
+            self.built[id(obj)] = (obj, looks)
+        return sent
+
+    def forget_sent(self) -> None:
+        """Send everything whole again: the kernel's loop is new, or may have
+        failed on what was sent."""
+        self.kept.clear()
+        self.built.clear()
 
     def _fixed(self, value) -> bool:
         """`value` cannot change: an atom, a tuple of such, or a frozen
@@ -785,7 +875,7 @@ class Judge:
             return wire.to_plain(value, self.handle, known=self.known)
         except BaseException:
             # what was noted as kept may never reach the kernel: send it whole
-            self.kept.clear()
+            self.forget_sent()
             raise
 
     def handle(self, obj):
@@ -804,6 +894,7 @@ class Judge:
             return json.dumps({"raise": {"name": "EOFError", "base": "EOFError",
                                          "message": "input() is not available while grading"}})
         self.serving += 1
+        self.callbacks += 1
         try:
             req = wire.loads(prompt[len(wire.ASK):])
             if type(req) is not dict or type(req.get("ref")) is not int:

@@ -55,6 +55,13 @@ VALUE_TYPES = {
     "ragkit.corpus:Unanswerable": ("ragkit.corpus", "Unanswerable"),
     "ragkit.squad:SquadQuestion": ("ragkit.squad", "SquadQuestion"),
 }
+# the reference classes the judge sends as a recipe (`$rkobj`: the class's
+# name and its constructor's arguments, as data) instead of as a handle the
+# kernel would call back for every use: the kernel builds one from its own
+# private copy of ragkit (_build). Only classes whose state is a function of
+# those arguments alone belong here (judge.RECIPES reads them back from an
+# object, and says why a copy the student spoils costs only the student)
+REBUILT = frozenset({"ragkit.retrieval:Retriever"})
 ASK = "\x00rag-judge\x00"  # an input() prompt that carries a callback
 RESULT = "\x00rag-judge-result\x00"  # one that answers the judge's nested request
 
@@ -205,14 +212,17 @@ class Decoder:
     `kept` (the kernel's, never the judge's) is where a value the judge
     sends once (`$keep`) waits for the next time it is sent (`$again`): a
     container of values that cannot change, so a fresh copy of the kept one
-    is the value sent."""
+    is the value sent. `build(name, jid, args, kwargs)` (the kernel's, never
+    the judge's) makes the object of a recipe (`$rkobj`, REBUILT); without
+    it, as in the judge, a recipe is refused like any tag it does not know."""
 
     def __init__(self, resolve=None, on_object=None, max_values: int = MAX_VALUES,
-                 kept: dict | None = None):
+                 kept: dict | None = None, build=None):
         self.resolve = resolve
         self.on_object = on_object
         self.left = max_values
         self.kept = kept
+        self.build = build
 
     def __call__(self, data, depth: int = 0):
         if depth > MAX_DEPTH:
@@ -409,6 +419,21 @@ class Decoder:
             return type(made)(made)
         return made
 
+    def _recipe(self, value, data, depth):
+        """A reference object the judge built, to build again here: the
+        arguments come the first time it is sent in a loop, and only its
+        `jid` after (the kernel keeps what it built)."""
+        if self.build is None or type(value) is not str or value not in REBUILT \
+                or type(data.get("jid")) is not int:
+            raise ValueError("not an answer: '$rkobj'")
+        if "args" not in data:
+            return self.build(value, data["jid"], None, None)
+        args, kwargs = self(data["args"], depth), self(data.get("kwargs"), depth)
+        if type(args) is not list or type(kwargs) is not dict or \
+                not all(type(k) is str for k in kwargs):
+            raise ValueError(f"bad arguments for {value}")
+        return self.build(value, data["jid"], args, kwargs)
+
     def _exc(self, value, data, depth):
         if type(value) is not dict:
             raise ValueError("bad exception")
@@ -417,7 +442,8 @@ class Decoder:
     _TAGS = {"$float": _float, "$f8": _f8, "$tuple": _tuple, "$dict": _dict,
              "$set": _set, "$frozenset": _set, "$nd": _array, "$np": _scalar,
              "$index": _index, "$mindex": _mindex, "$series": _series, "$df": _frame,
-             "$obj": _object, "$exc": _exc, "$keep": _keep, "$again": _again}
+             "$obj": _object, "$exc": _exc, "$keep": _keep, "$again": _again,
+             "$rkobj": _recipe}
 
 
 def value_type(entry: tuple[str, str]):
@@ -499,6 +525,7 @@ class JudgeObject:
 
 _from_judge: dict[int, tuple] = {}  # id(kernel copy) -> (copy, judge's id)
 _kept: dict[int, object] = {}  # what the judge sent once in this loop (Decoder.kept)
+_built: dict[int, object] = {}  # judge's id -> what _build made of it, in this loop
 
 
 def _known(value):
@@ -513,7 +540,8 @@ _reference = []  # the kernel's own private copy of ragkit, made before any stud
 
 
 def _reference_function(name: str):
-    """'text:stem' in the kernel's own reference copy of ragkit."""
+    """'text:stem' (a function, or a class of REBUILT) in the kernel's own
+    reference copy of ragkit."""
     if not _reference:
         _reference.append(_fresh())
     target = _reference[0]
@@ -538,6 +566,21 @@ def _remember(made, jid) -> None:
     _from_judge[id(made)] = (made, jid)
 
 
+def _build(name: str, jid: int, args, kwargs):
+    """The object of a recipe the judge sent (Decoder._recipe): built from
+    the kernel's private reference copy of ragkit (never the student's
+    `ragkit`, which the student may have patched), once per judge object and
+    loop, so the same object of the judge is one object here too, and goes
+    back to the judge as that object. Without arguments, the one built."""
+    if args is None:
+        if jid not in _built:
+            raise ValueError("not an answer: a recipe that was never sent")
+        return _built[jid]
+    made = _built[jid] = _reference_function(name)(*args, **kwargs)
+    _remember(made, jid)
+    return made
+
+
 def _input(prompt: str) -> str:
     """input(), without its flush of stdout and stderr first: each is a
     round trip to the kernel's output thread, about half the time of a call
@@ -553,7 +596,7 @@ def _input(prompt: str) -> str:
 
 def _from_judge_data(data):
     """What the judge sent, built in the kernel."""
-    return Decoder(_resolve, _remember, kept=_kept)(data)
+    return Decoder(_resolve, _remember, kept=_kept, build=_build)(data)
 
 
 def _ask(request: dict):
@@ -725,6 +768,7 @@ def loop(nonce: str = "") -> None:
     The first input() says `nonce`, so the judge knows this loop's requests
     from any an interrupted loop left unanswered."""
     _kept.clear()
+    _built.clear()
     text = _input(RESULT + json.dumps({"ready": nonce}))
     while True:
         reply, unread = _read(text)
@@ -784,5 +828,6 @@ def _serve(req: dict) -> dict:
         _objects.clear()
         _from_judge.clear()
         _kept.clear()
+        _built.clear()
         return {"value": None}
     raise ValueError(f"unknown request {op!r}")

@@ -386,6 +386,7 @@ class GuardedExecute(Execute):
         if meta.get("grade") and not meta.get("solution"):
             label = f"<test {meta.get('grade_id', index)}>"
             started, calls = time.monotonic(), self._judge.calls
+            callbacks = self._judge.callbacks
             try:
                 outputs = self._judge.run_test(cell.source, label, is_hidden(cell))
             except Exception:  # noqa: BLE001 (the grader's own fault: this cell only)
@@ -393,9 +394,9 @@ class GuardedExecute(Execute):
                 outputs = [{"output_type": "error", "ename": "GraderFault",
                             "evalue": GRADER_FAULT, "traceback": [GRADER_FAULT]}]
             verdict = [new_output(**o) for o in outputs]
-            self.log.info("judged %s in %.2f s (%d calls to the kernel)",
+            self.log.info("judged %s in %.2f s (%d calls to the kernel, %d back)",
                           meta.get("grade_id", index), time.monotonic() - started,
-                          self._judge.calls - calls)
+                          self._judge.calls - calls, self._judge.callbacks - callbacks)
             if self._judge.abandoned:
                 self.log.info("ended the kernel's request loop of %s: %s",
                               meta.get("grade_id", index), "; ".join(self._judge.abandoned))
