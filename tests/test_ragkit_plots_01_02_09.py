@@ -15,11 +15,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from ragkit import plots  # noqa: E402
 from ragkit.ablation import question_runs  # noqa: E402
-from ragkit.answer import best_sentence  # noqa: E402
+from ragkit.answer import best_sentence, concepts_of, grounded_answer  # noqa: E402
 from ragkit.chunking import chunk_documents  # noqa: E402
 from ragkit.corpus import (Document, Question, Unanswerable, load_documents,  # noqa: E402
                            load_questions, load_unanswerable)
-from ragkit.rag_models import ceiling_curve  # noqa: E402
+from ragkit.metrics import relevant_chunk_ids  # noqa: E402
+from ragkit.rag_models import answer_is_correct, ceiling_curve  # noqa: E402
 from ragkit.retrieval import Retriever  # noqa: E402
 
 # a corpus small enough to know every answer: two one-sentence chunks
@@ -169,6 +170,55 @@ def test_ceiling_figure_counts_and_draws_the_shares():
     ax = plt.gcf().axes[0]
     assert list(ax.lines[0].get_ydata()) == [0.5, 0.75]
     assert list(ax.lines[1].get_ydata()) == [0.25, 0.5]
+
+
+# Notebook 02's check cells assert the counts its section 5 quotes; the
+# questions that prose names, and why q24 flips, are checked here from the
+# package's retriever and reader, not from ragkit.plots.
+
+
+def own_fate(retriever, question, k, mode):
+    """`right`, `reader` or `retrieval` for one question, by the stated rule."""
+    ids = retriever.search(question.question, k=k, mode=mode)
+    answer = grounded_answer(question.question, [retriever.by_id[i] for i in ids])
+    if answer_is_correct(answer, question.answer):
+        return "right"
+    return "reader" if set(relevant_chunk_ids(retriever.chunks, question.answer)) & set(ids) \
+        else "retrieval"
+
+
+def test_notebook_02_the_questions_section_5_names(help_centre):
+    _, questions, chunks = help_centre
+    retriever = Retriever(chunks)
+    by_qid = {q.qid: q for q in questions}
+    fate = {mode: {q.qid: [own_fate(retriever, q, k, mode) for k in range(1, 11)]
+                   for q in questions} for mode in ("bm25", "dense")}
+    bm25 = fate["bm25"]
+    # lost by the reader with the chunk first: q35, q41; the only retrieval failure left at 10: q03
+    assert sorted(qid for qid, row in bm25.items() if row[0] == "reader") == ["q35", "q41"]
+    assert sorted(qid for qid, row in bm25.items() if row[9] == "retrieval") == ["q03"]
+    assert sorted(qid for qid, row in fate["dense"].items() if row[9] == "retrieval") \
+        == ["q18", "q33"]
+    # 10 retrieval failures at k = 1, 8 reader failures at k = 10
+    assert sum(row[0] == "retrieval" for row in bm25.values()) == 10
+    assert sum(row[9] == "reader" for row in bm25.values()) == 8
+    # q03 lost at every k; q04 retrieval at 1, reader after; q24 wrong at 3 only
+    assert bm25["q03"] == ["retrieval"] * 10
+    assert bm25["q04"] == ["retrieval"] + ["reader"] * 9
+    assert bm25["q24"] == ["right"] * 2 + ["reader"] + ["right"] * 7
+    # the notebook's table is this one
+    table = plots.fates(questions, chunks, "bm25", list(range(1, 11)))
+    named = ["q03", "q04", "q24"]
+    assert table.loc[named].values.tolist() == [bm25[qid] for qid in named]
+    # q24: the third and fourth chunks BM25 hands over, and the concepts each
+    # named chunk shares with the question
+    q24 = by_qid["q24"].question
+    ids = retriever.search(q24, k=4, mode="bm25")
+    assert ids[2:] == ["textiles#7", "induction#1"]
+    shared = {i: concepts_of(q24) & concepts_of(retriever.by_id[i].text)
+              for i in ("textiles#7", "induction#1", "firstaid#0")}
+    assert shared == {"textiles#7": {"fabric"}, "induction#1": {"small"},
+                      "firstaid#0": {"small", "go"}}
 
 
 # ----------------------------------------------------------------- 09

@@ -136,6 +136,11 @@ def test_agent_loop_figure_draws_ten_boxes_and_two_stop_rules():
     assert len(boxes) == 10 and len(plt.gca().patches) == 10
     assert list(boxes.index[boxes["stop rule"]]) == ["stop1", "stop2"]
     assert boxes.loc["search", "label"] == "round r: search(query, k * r)"
+    # notebook 06's reading of it: the three decisions and both stop rules are named
+    labels = " ".join(boxes["label"])
+    for name in ["needs_retrieval", "grounded_answer", "rewrite_query", "round limit",
+                 "no new words", "k * r"]:
+        assert name in labels, name
     with pytest.raises(TypeError, match="title"):
         plots.agent_loop_figure(3)
 
@@ -366,6 +371,8 @@ def test_06_blind_spot_and_window_claims(lab06):
     assert relevant_chunk_ids(lab06["chunks"], q["q03"].answer) == ["billing#3"]
     assert "never leave the building" in by_id["loans#5"].text
     assert "twelve pounds a quarter" in by_id["lockers#2"].text
+    # the key question: the loans page's rule first, the locker price second
+    assert lab06["best"](q["u03"].question, 3)[:2] == ["loans#5", "lockers#2"]
     for chunk_id in lab06["best"](q["u03"].question, 3):  # no price of a key
         assert "key" not in tokenize(by_id[chunk_id].text)
     assert by_id["lockers#2"].context == "[Member Lockers]"
@@ -427,3 +434,6 @@ def test_06_loop_claims(lab06):
         set(run.index[run["answerable"] & (run["verdict"] == "wrong")]) for run in runs.values()])
     assert sorted(wrong_everywhere) == ["q33", "q42"]
     assert np.all(stats["search calls"] >= len(q))
+    # Figure 6.3 draws each panel to its own population: 43 answerable, 13 not
+    tops = plots.loop_figure(stats, 43, 13, "Figure 6.3: test")
+    assert tops[0] > 43 > tops[1] > 13
