@@ -114,9 +114,9 @@ def retriever_recipe(retriever):
         return None
     if not all(wire._qualified(type(c)) == "ragkit.chunking:Chunk" for c in chunks):
         return None
-    ids = [c.chunk_id for c in chunks]
-    if list(retriever.bm25.ids) != ids or list(dense.ids) != ids or \
-            list(retriever.by_id) != ids:
+    order = [chunk.chunk_id for chunk in chunks]
+    if list(retriever.bm25.ids) != order or list(dense.ids) != order or \
+            list(retriever.by_id) != order:
         return None
     return [chunks], {"dim": embedder.dim}
 
