@@ -66,6 +66,38 @@ def test_build_is_byte_reproducible(fresh_build):
             (fresh_build / "notebooks" / rel).read_bytes(), f"notebooks/{rel} differs"
 
 
+def check_cells(path: Path) -> dict[str, str]:
+    """grade_id -> source of every check cell of the notebook at `path`."""
+    from autograder.run.nbgrader_cli import is_check_cell
+
+    return {c.metadata["nbgrader"]["grade_id"]: c.source
+            for c in nbformat.read(path, as_version=4).cells if is_check_cell(c)}
+
+
+def test_check_cells_are_in_the_reading_edition_and_in_no_release(fresh_build):
+    """The check cells that assert the prose's numbers are maintenance code
+    for CI: a fresh release (and the committed one) holds none of them, in
+    the lab, the quiz or the project, and the reading edition, which CI
+    re-executes, holds every one of the lab masters', unchanged."""
+    masters = {path: check_cells(path) for path in EVERY_MASTER}
+    for path in MASTERS:  # every lab notebook proves its numbers this way
+        assert masters[path], f"{path.name}: no check cell found"
+    for release in (fresh_build / "release", ROOT / "release"):
+        for path in EVERY_MASTER:
+            released = release / path.parent.name / path.name
+            left = sorted(check_cells(released))
+            assert not left, f"{released}: the student's edition keeps check cells {left}"
+            # the cells around them are released as before
+            assert len(nbformat.read(released, as_version=4).cells) == \
+                len(nbformat.read(path, as_version=4).cells) - len(masters[path])
+    for folder in (fresh_build / "notebooks", ROOT / "notebooks"):
+        for path in MASTERS:
+            if (folder / path.name).exists():
+                assert check_cells(folder / path.name) == masters[path], \
+                    f"{folder / path.name}: the reading edition lost a check cell"
+    assert (fresh_build / "notebooks" / MASTERS[0].name).exists()
+
+
 def test_release_holds_no_solutions_or_hidden_tests():
     """The student edition keeps neither solution code nor hidden tests."""
     markers = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")

@@ -355,9 +355,13 @@ def toy_lab() -> nbformat.NotebookNode:
     graded = code("assert f(1) == 1")
     graded.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "points": 1,
                                    "locked": True, "solution": False}
+    check = code("# the prose's claim: a is 1\nassert a == 1\nassert b == 2")
+    check.metadata["nbgrader"] = {"grade": False, "grade_id": "nb01_check_ab",
+                                  "locked": True, "solution": False}
     return nbformat.v4.new_notebook(cells=[
         md("# Title"),
         code("a = 1\n\nb = 2"),                      # 2 lines on the path
+        check,                                        # not in the student's edition
         md("## Part A (1 point) · core\n\nWrite `f`."), solution,
         code("f(3)  # the part's demo"), graded,      # inside the part
         md("## 2. Far\n\n*Going further: off the path.*"), code("far = 1"),
@@ -367,8 +371,9 @@ def toy_lab() -> nbformat.NotebookNode:
 
 def test_the_lab_rule_counts_what_it_says():
     """Ungraded core-path code leaves out the parts (demo included), going
-    further and exercises, and blank lines, and takes the given lines of a
-    scaffold; a core part is 5 min + 1 a line the student writes."""
+    further and exercises, the check cells (no student runs them) and blank
+    lines, and takes the given lines of a scaffold; a core part is 5 min +
+    1 a line the student writes."""
     nb = toy_lab()
     assert week_plan.ungraded_code_lines(nb) == 3 + 1  # the given `def` line
     assert week_plan.core_solution_lines(nb) == [3]

@@ -1,9 +1,13 @@
 """Rebuild the generated folders from the nbgrader masters in source/.
 
     release/    the student edition: `nbgrader generate_assignment` on every
-                assignment folder in source/ (solutions and hidden tests removed)
+                assignment folder in source/ (solutions and hidden tests removed),
+                from a copy of the masters without their check cells (the
+                locked `nbNN_check_*` cells that assert the prose's numbers:
+                maintenance code for CI, not lecture; nbgrader_cli.copy_masters)
     notebooks/  the reading edition: every master in source/lab executed top to
-                bottom with its solutions, outputs and figures kept, and
+                bottom with its solutions, outputs, figures and check cells
+                kept (CI re-executes it, so every prose number stays proven), and
                 quiz_practice.ipynb, an interactive practice quiz of its own
                 questions (tools/build_practice_quiz.py, from ragkit/quiz_practice.py;
                 never from the graded quiz, whose key stays in source/; not
@@ -57,7 +61,8 @@ def assignments() -> list[str]:
 def build_release(out: Path, core: bool = False) -> None:
     """Write out/release/<assignment>/ with nbgrader's student edition (with
     `core`, the lab's core path graded and its extensions worked; see
-    autograder/scoring/editions.py)."""
+    autograder/scoring/editions.py). The course folder's copy of the masters
+    has no check cells (course_folder), so neither edition holds one."""
     with tempfile.TemporaryDirectory(prefix="rag-release-") as tmp:
         course = course_folder(Path(tmp), SOURCE)
         if core:

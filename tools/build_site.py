@@ -7,7 +7,8 @@
              code; no answer of the graded quiz anywhere.
     student  (make site STUDENT=1, into dist/student-site/): for the students
              of a graded course. The tasks as release/lab hands them out
-             (blank), with no solution, no hidden test and no quiz key; an
+             (blank), with no solution, no hidden test, no check cell and
+             no quiz key; an
              output is dropped wherever a student's own notebook would show
              it only once the task is solved (the solution cell itself, and
              every cell that calls something a solution defines).
@@ -79,6 +80,7 @@ from pygments.token import (Comment, Error, Generic, Keyword, Name, Number,
 ROOT = Path(__file__).resolve().parents[1]
 from autograder.run.rag_feedback import (  # noqa: E402  (how grading splits a notebook)
     BEGIN as HIDDEN, docstring, parts_of)
+from autograder.run.nbgrader_cli import is_check_cell as is_check  # noqa: E402
 
 HERE = ROOT / "tools" / "site"
 TEMPLATES = HERE / "templates"
@@ -200,13 +202,6 @@ def grading(cell) -> dict:
 def is_test(cell) -> bool:
     meta = grading(cell)
     return bool(meta.get("grade")) and not meta.get("solution")
-
-
-def is_check(cell) -> bool:
-    """A locked, ungraded cell that asserts the numbers the prose states."""
-    meta = grading(cell)
-    return (cell.cell_type == "code" and meta.get("locked") and not meta.get("grade")
-            and "_check_" in meta.get("grade_id", ""))
 
 
 def is_setup(cell) -> bool:
@@ -487,7 +482,9 @@ def student_cells(nb, release) -> list:
     """The student's edition: release/lab's cells (blank tasks, no hidden
     test), with the executed notebook's outputs where they give nothing
     away. An output is dropped from every cell whose source the release
-    changed and from every cell that uses a name a solution defines."""
+    changed and from every cell that uses a name a solution defines. The
+    release has no check cell, so neither has this edition (`nb` is the
+    reading edition without them: see `aligned`)."""
     secret_names = set()
     for cell in nb.cells:
         if grading(cell).get("solution") and cell.cell_type == "code":
@@ -505,10 +502,7 @@ def student_cells(nb, release) -> list:
             names_used(cell.source) & secret_names) and not grading(cell).get("solution")
         shown = code_cell(handed.source, cell.outputs if keep else (),
                           cell.execution_count if keep else None, prompt=keep)
-        if is_check(cell):
-            site_meta(shown, fold=check_summary(cell), kind="check", prompt=False)
-            cells.append(shown)
-        elif is_setup(cell):
+        if is_setup(cell):
             cells += split_setup(shown, test_helpers(cell.source, readers))
         else:
             cells.append(shown)
@@ -516,7 +510,8 @@ def student_cells(nb, release) -> list:
 
 
 def aligned(nb, release, name: str) -> None:
-    """release/lab and notebooks/ must hold the same cells in the same order."""
+    """release/lab and notebooks/ without its check cells (`nb`) must hold
+    the same cells in the same order."""
     def shape(book):
         return [(c.cell_type, grading(c).get("grade_id", "")) for c in book.cells]
     if shape(nb) != shape(release):
@@ -1044,6 +1039,7 @@ def edition_cells(page: Page, edition: str, release_dir: Path) -> list:
         if not handed_path.exists():
             raise SystemExit(f"{handed_path} is missing: run `make build` first")
         handed = nbformat.read(handed_path, as_version=4)
+        nb = nbformat.from_dict({**nb, "cells": [c for c in nb.cells if not is_check(c)]})
         aligned(nb, handed, handed_path.name)
         cells = student_cells(nb, handed)
     else:

@@ -44,7 +44,14 @@ types:
   its output): every code cell outside the graded parts (a part runs from
   its heading to its last graded cell, its demo included) and outside the
   sections the reading rule leaves out (going further, exercises,
-  discussion questions, references). Setup and check cells count.
+  discussion questions, references). Setup cells count; check cells do
+  not. A check cell (`nbNN_check_<what>`: a comment quoting a claim, then
+  asserts) is the pack's proof that the prose's numbers are what the cells
+  compute, maintenance code for CI: it is in no edition a student runs
+  (tools/build.py leaves it out of release/, `is_check_cell`), and CI runs
+  it in the reading edition, notebooks/. Until issue 56's second round
+  counted the student's edition, the check cells on the core path were
+  230 of the 852 lines counted here (93 minutes of core lab, not 80).
 
 A notebook's *core lab* is the two added and rounded up to whole minutes.
 (Until issue 56 the plan timed a part at 3 minutes plus half a minute a
@@ -70,6 +77,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ROOT / "source" / "lab"
 from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  # noqa: E402
+from autograder.run.nbgrader_cli import is_check_cell  # noqa: E402
 
 RATE = 200        # words a minute: careful technical reading runs 150-200
 FOLD_SHARE = 0.15  # at most this share of a notebook's core prose sits in folds
@@ -137,12 +145,14 @@ def core_prose(nb) -> str:
 
 def core_path(nb) -> tuple[str, list[int]]:
     """The core prose, and the indexes of the code cells on the core path
-    outside the graded parts (the ungraded code a student runs)."""
+    outside the graded parts and other than check cells (the ungraded code
+    a student runs)."""
     tasks = task_lines(nb)
     parts = part_cells(nb)
     kept, code, skip_level = [], [], None  # skip_level: the heading level of a left-out section
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type == "code" and skip_level is None and index not in parts:
+        if cell.cell_type == "code" and skip_level is None and index not in parts \
+                and not is_check_cell(cell):
             code.append(index)
         if cell.cell_type != "markdown":
             continue

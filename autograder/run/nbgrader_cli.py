@@ -6,11 +6,14 @@ place that knows where nbgrader lives and which settings it runs with.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import nbformat
 
 HERE = Path(__file__).resolve().parent
 # the folder that holds the autograder package (the repository, or the
@@ -22,6 +25,13 @@ BIN = Path(sys.executable).parent
 # course's source/, so nbgrader neither releases them nor, at autograde,
 # overwrites the student's own files with them.
 STUDENT_OWN = ("corpus",)
+# A check cell (`nbNN_check_<what>`, `proj_check_<what>`: locked, ungraded,
+# its first line a comment quoting a claim, then asserts) is the pack's proof
+# that a number its prose states is what the cells compute. It is for CI, not
+# for the student: it stays in the masters and in the reading edition, whose
+# every cell CI re-executes, and the course's source/ leaves it out, so
+# nbgrader's gradebook never knows it and no release holds it.
+CHECK_ID = re.compile(r"^[A-Za-z0-9]+_check_")
 # copied into every course folder nbgrader runs in, as autograder/run/ there
 # (nbgrader_config.py loads them from there): the feedback and execute
 # steps, the judge that decides graded test cells outside the kernel (with
@@ -95,10 +105,25 @@ def copy_module(module: Path, top: Path) -> Path:
     return top / rel
 
 
+def is_check_cell(cell) -> bool:
+    """Whether `cell` is one of the masters' check cells (see CHECK_ID)."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return (cell.get("cell_type") == "code" and bool(meta.get("locked"))
+            and not meta.get("grade") and not meta.get("solution")
+            and bool(CHECK_ID.match(meta.get("grade_id", ""))))
+
+
 def copy_masters(source: Path, target: Path) -> None:
     """`source` copied to `target` (which must not exist) without the
-    STUDENT_OWN folders."""
+    STUDENT_OWN folders, and every notebook there without its check cells:
+    what nbgrader releases and grades is the student's edition."""
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*STUDENT_OWN))
+    for path in sorted(target.rglob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        kept = [cell for cell in nb.cells if not is_check_cell(cell)]
+        if len(kept) < len(nb.cells):
+            nb.cells = kept
+            nbformat.write(nb, path)
 
 
 def run_nbgrader_checked(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
