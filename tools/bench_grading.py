@@ -1,6 +1,6 @@
 """How long grading a class takes: plain nbgrader against grade.py.
 
-    python tools/bench_grading.py [--students 40] [--quick]
+    python tools/bench_grading.py [--students 40] [--quick] [--runs ...] [--profile]
 
 A class of --students submissions is made from the sample class (its five
 students repeated under new names), then graded three ways, each timed on
@@ -22,11 +22,17 @@ and printed as ratios to the plain run, with where grade.py's time goes
 rest, summed over students). Not a test: timings depend on the machine and
 on what else runs on it. --quick grades 6 students; --runs 2 times only
 plain nbgrader and jobs=2 (the goal's ratio), for a large class in less time.
+
+--profile grades the sample class's complete student alone, plain and with
+grade.py --jobs 1, each under py-spy (every process the run starts), and
+prints the seconds each kind of process (the kernels, nbgrader with the
+judge, grade.py around them, ...) held the interpreter, side by side.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -76,6 +82,96 @@ def grade_py(class_dir: Path, out: Path, jobs: int,
     return seconds, outcomes
 
 
+# --profile: where the CPU goes, process by process, one student both ways.
+# py-spy samples every Python process the run starts (the kernels, nbgrader,
+# the judge, the sandboxes' launchers) and, with --gil, only the thread that
+# holds the interpreter: time numpy or BLAS spends with the lock released is
+# not seen, so the figures are a floor, the same floor for both runs.
+PROFILED = "ada_complete"  # the complete student: every test runs
+RATE = 100  # samples a second
+KINDS = (  # (what a process is called here, a piece of its command line)
+    ("kernels", "ipykernel_launcher"),
+    ("kernels", "kernel_sandbox.py --zygote"),
+    ("nbgrader and the judge", "autograde_steps.py"),
+    ("nbgrader and the judge", "bin/nbgrader autograde"),
+    ("nbgrader (generate_assignment)", "bin/nbgrader generate_assignment"),
+    ("grade.py (start, copies, report)", "commands/grade.py"),
+    ("grade.py (start, copies, report)", "multiprocessing.forkserver"),
+    ("similarity report", "similarity.py"),
+)
+# in the grader process: what the time went to, by the first frame of each
+# sample that names one of these (outermost first)
+STAGES = (("the judge", "Judge."), ("generate_feedback", ".generate_feedback ("),
+          ("imports", "_find_and_load ("))
+
+
+def py_spy() -> str:
+    """The py-spy next to this interpreter, or on the PATH."""
+    found = shutil.which("py-spy", path=f"{BIN}:{os.environ.get('PATH', '')}")
+    if found is None:
+        raise SystemExit("--profile needs py-spy: pip install py-spy")
+    return found
+
+
+def sampled(cmd: list[str], cwd: Path, out: Path) -> Path:
+    """Run `cmd` under py-spy (every process it starts); the raw samples."""
+    raw = out.with_suffix(".raw")
+    timed([py_spy(), "record", "--subprocesses", "--gil", "--rate", str(RATE),
+           "--format", "raw", "--output", str(raw), "--", *cmd], cwd)
+    return raw
+
+
+def kind_of(process_frame: str) -> str:
+    return next((kind for kind, part in KINDS if part in process_frame), "other")
+
+
+def per_kind(raw: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """Seconds of samples per kind of process, and the grader's by stage."""
+    kinds: dict[str, float] = {}
+    stages: dict[str, float] = {}
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        last = max(i for i, f in enumerate(frames) if f.startswith("process "))
+        kind = kind_of(frames[last])
+        seconds = int(count) / RATE
+        kinds[kind] = kinds.get(kind, 0.0) + seconds
+        if kind == "nbgrader and the judge":
+            own = frames[last + 1:]
+            stage = next((name for f in own for name, mark in STAGES if mark in f),
+                         "nbgrader's own work")
+            stages[stage] = stages.get(stage, 0.0) + seconds
+    return kinds, stages
+
+
+def profile(tmp: Path) -> int:
+    """Grade PROFILED alone, plain nbgrader and grade.py --jobs 1, each under
+    py-spy, and print the seconds each kind of process held the interpreter."""
+    one = tmp / "one"
+    shutil.copytree(SAMPLE / PROFILED, one / PROFILED)
+    plain_course = course_folder(tmp / "plain", ROOT / "source")
+    nbgrader = str(BIN / "nbgrader")
+    timed([nbgrader, "generate_assignment", "lab", "--force"], plain_course)
+    shutil.copytree(one, plain_course / "submitted")
+    plain = per_kind(sampled([nbgrader, "autograde", "lab", "--force"], plain_course,
+                             tmp / "plain"))
+    ours = per_kind(sampled([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
+                             "--submissions", str(one), "--out", str(tmp / "out"),
+                             "--jobs", "1"], ROOT, tmp / "ours"))
+    print(f"{PROFILED} graded alone: seconds each kind of process held the interpreter "
+          f"(py-spy --gil, {RATE} samples a second)\n")
+    print(f"{'process':<36} {'nbgrader':>9} {'grade.py':>9}")
+    for kind in dict.fromkeys([k for k, _ in KINDS] + ["other"]):
+        a, b = plain[0].get(kind, 0.0), ours[0].get(kind, 0.0)
+        if a or b:
+            print(f"{kind:<36} {a:9.1f} {b:9.1f}")
+    print(f"{'total':<36} {sum(plain[0].values()):9.1f} {sum(ours[0].values()):9.1f}")
+    print("\nnbgrader and the judge, by stage")
+    for stage in dict.fromkeys([s for s, _ in STAGES] + ["nbgrader's own work"]):
+        print(f"  {stage:<34} {plain[1].get(stage, 0.0):9.1f} {ours[1].get(stage, 0.0):9.1f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=40)
@@ -84,7 +180,13 @@ def main(argv: list[str] | None = None) -> int:
                         default=["1", "2", "exec"],
                         help="which grade.py runs to time beside plain nbgrader "
                              "(default: 1, 2 and exec)")
+    parser.add_argument("--profile", action="store_true",
+                        help=f"instead: {PROFILED} graded alone both ways under py-spy, "
+                             "seconds per kind of process")
     args = parser.parse_args(argv)
+    if args.profile:
+        with tempfile.TemporaryDirectory(prefix="bench-profile-") as tmp:
+            return profile(Path(tmp))
     n = 6 if args.quick else args.students
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         tmp = Path(tmp)
