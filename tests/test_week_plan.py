@@ -12,10 +12,12 @@ Its rule for reading: a notebook's core prose is its markdown, leaving out
 each graded part's task text (from its `## Part X` heading down to its
 last graded cell), the going-further sections (a heading whose first line
 starts `*Going further`), the Exercises, Discussion questions and
-References sections, anything folded under `<details>`, and the time line;
-words are runs of letters or digits; minutes are the words at 180 a minute,
-rounded up. The core path must read at 200 words a minute or slower over
-the whole, and 250 or slower in every notebook.
+References sections, and the time line (folds under `<details>` count, and
+are counted apart too); words are runs of letters or digits; the lecture's
+minutes are all its words at 200 a minute, rounded up once, and each
+notebook gets its share by largest remainder. The core path must read at
+200 words a minute or slower over the whole, and 250 or slower in every
+notebook.
 """
 import math
 import re
@@ -397,3 +399,21 @@ def test_the_readme_states_the_core_lab_against_the_seeds_two_hours():
     over = lab - week_plan.SEED_LAB_MINUTES
     if over > 0:
         assert f"{over} minutes over" in text, f"README.md should say the lab is {over} over"
+
+
+def test_the_lecture_is_planned_whole_and_shared_out_by_largest_remainder():
+    """The lecture's minutes are all its words at RATE, rounded up once; a
+    notebook gets its words at RATE rounded down, and the largest fractions
+    a minute more each (ties by name) until the shares add up."""
+    rate = week_plan.RATE
+    # 10.5, 10.75 and 10.05 minutes: 31.3 in all, so 32; two spare minutes
+    # go to b (0.75 left over) and a (0.5), not c (0.05)
+    counts = {"a": int(10.5 * rate), "b": int(10.75 * rate), "c": int(10.05 * rate)}
+    assert week_plan.reading_minutes(counts) == {"a": 11, "b": 11, "c": 10}
+    # rounding each up on its own would have planned 33
+    assert sum(week_plan.minutes(n) for n in counts.values()) == 33
+    # equal fractions: the first name takes the one spare minute
+    half = int(1.5 * rate)
+    assert week_plan.reading_minutes({"x": half, "w": half}) == {"w": 2, "x": 1}
+    # whole minutes are never rounded
+    assert week_plan.reading_minutes({"a": 3 * rate, "b": 2 * rate}) == {"a": 3, "b": 2}

@@ -24,9 +24,16 @@ counts its symbols. Folded detail (between `<details>` and `</details>`,
 which JupyterLab and the site show closed until the reader opens it) is
 read too, so it counts; it is also counted apart (`fold words`), since
 folds hold extras only and at most `FOLD_SHARE` of a notebook's core
-prose. The planned minutes are the words at `RATE` words a minute,
-rounded *up* to whole minutes, so no notebook is planned faster than
-`RATE`. Figures and result tables are not counted as words:
+prose. The lecture is planned at `RATE` words a minute: all its words at
+`RATE`, rounded *up* to a whole minute, is its reading time, and each
+notebook gets a share of it in whole minutes by largest remainder (its
+words at `RATE` rounded down, then a minute more for the notebooks with the
+largest fractions until the shares add up: `reading_minutes`). So the
+lecture as a whole is read at `RATE` at most, and a notebook at a little
+more (the tests hold each at `NOTEBOOK_RATE`, 250, at most). Until issue
+56's second round each notebook was rounded up on its own, which planned
+nine fractions of a minute as nine whole minutes: 122 minutes for a
+lecture of 120 at `RATE`. Figures and result tables are not counted as words:
 they are read beside the code that draws them, during the lab's time.
 
 **The lab's core path.** Counted like a student works, not like an expert
@@ -80,6 +87,7 @@ from autograder.run.rag_feedback import PART_HEADING, nbgrader_meta, parts_of  #
 from autograder.run.nbgrader_cli import is_check_cell  # noqa: E402
 
 RATE = 200        # words a minute: careful technical reading runs 150-200
+NOTEBOOK_RATE = 250  # ... and no notebook planned faster than this (issue 56)
 FOLD_SHARE = 0.15  # at most this share of a notebook's core prose sits in folds
 STEP = 1          # minutes are planned in whole minutes
 PART_SETUP = 5              # minutes per core part: read it, run its demo and checks
@@ -184,8 +192,22 @@ def ungraded_code_lines(nb) -> int:
 
 
 def minutes(n_words: int) -> int:
-    """Planned minutes for `n_words` of core prose."""
+    """Planned minutes for `n_words` of core prose read in one go."""
     return STEP * math.ceil(n_words / RATE / STEP)
+
+
+def reading_minutes(counts: dict[str, int]) -> dict[str, int]:
+    """Each notebook's share, in whole minutes, of the lecture's planned
+    reading time (`minutes` of all its words), given its words: its words
+    at `RATE` rounded down, and one minute more for each of the notebooks
+    with the largest fractions left over (ties by name) until the shares
+    add up to the lecture's time."""
+    exact = {name: n / RATE / STEP for name, n in counts.items()}
+    share = {name: math.floor(x) for name, x in exact.items()}
+    spare = minutes(sum(counts.values())) // STEP - sum(share.values())
+    for name in sorted(exact, key=lambda name: (share[name] - exact[name], name))[:spare]:
+        share[name] += 1
+    return {name: STEP * n for name, n in share.items()}
 
 
 def solution_lines(code: str) -> int:
@@ -271,13 +293,15 @@ def plan() -> dict[str, dict[str, int]]:
         nb = nbformat.read(path, as_version=4)
         prose = core_prose(nb)
         n = words(prose)
-        rows[path.stem] = {"words": n, "fold words": fold_words(prose), "reading": minutes(n),
+        rows[path.stem] = {"words": n, "fold words": fold_words(prose), "reading": 0,
                            "core lab": core_lab_minutes(nb),
                            "core exercises": sum(exercise_minutes(nb)),
                            "exercises": len(exercise_minutes(nb)),
                            "core parts": len(core_solution_lines(nb)),
                            "solution lines": sum(core_solution_lines(nb)),
                            "code lines": ungraded_code_lines(nb)}
+    for stem, share in reading_minutes({stem: row["words"] for stem, row in rows.items()}).items():
+        rows[stem]["reading"] = share
     return rows
 
 
