@@ -201,9 +201,10 @@ bench: $(STAMP)
 ## [maintainers] grading speed against plain nbgrader (long; QUICK=1)
 ## a class of 40 from the sample class, plain sequential `nbgrader
 ## autograde` against grade.py with 1 and 2 workers, as ratios, and where
-## the time goes (QUICK=1 grades 6 students); not a test
+## the time goes (QUICK=1 grades 6 students; PROFILE=1 instead grades the
+## complete student alone both ways under py-spy: seconds per process); not a test
 bench-grading: $(SANDBOX)
-	$(BIN)/python tools/bench_grading.py $(if $(QUICK),--quick)
+	$(BIN)/python tools/bench_grading.py $(if $(QUICK),--quick) $(if $(PROFILE),--profile)
 
 ## [maintainers] grade every plausible mistake of the testbed for real
 ## (autograder/testbed/mistakes/): a table of points kept, then the rules checked (make test
