@@ -148,6 +148,15 @@ def test_caps_refuse_the_whole_hand_in_and_keep_the_earlier_copy(tmp_path):
             "a staging folder was left behind"
 
 
+def stopped(proc: subprocess.Popen) -> None:
+    """Stop `proc` and return once the kernel says it is stopped."""
+    proc.send_signal(signal.SIGSTOP)
+    stat_file = Path(f"/proc/{proc.pid}/stat")
+    while stat_file.read_text().rpartition(")")[2].split()[0] != "T":
+        assert proc.poll() is None, "the take ended before it could be interrupted"
+        time.sleep(0.001)
+
+
 def test_an_interrupted_take_keeps_the_earlier_copy(tmp_path):
     """Ctrl-C while 200 MiB stream in: the earlier copy stays, the staging
     folder and the reader are gone."""
@@ -161,10 +170,19 @@ def test_an_interrupted_take_keeps_the_earlier_copy(tmp_path):
             "total_bytes=2**30))")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while not any(f.stat().st_size > gate.MB for f in tmp_path.glob(".out.taking-*/project/*")):
+    # Look only while the taking process is stopped (root writes every byte,
+    # so nothing moves then): a take seen half done is still half done when
+    # the Ctrl-C lands. Looking while it ran, a loaded machine once finished
+    # the 200 MiB between the look and the signal.
+    while True:
         assert proc.poll() is None and time.monotonic() < deadline, "the take never started"
+        stopped(proc)
+        if any(f.stat().st_size > gate.MB for f in tmp_path.glob(".out.taking-*/project/*")):
+            break
+        proc.send_signal(signal.SIGCONT)
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGCONT)
     try:
         assert b"KeyboardInterrupt" in proc.communicate(timeout=60)[1]
     finally:
