@@ -142,6 +142,13 @@ def hub_login(base: str, name: str, password: str):
 
 # ---------------------------------------------------------------- fixtures
 
+# Seconds the hub gets to stop on SIGTERM before what is left is killed. Alone
+# it stops in 1-2 s; beside the rest of `make test` it took 63 s, nearly all
+# of it stopping its two services one after the other (SIGINT, then SIGTERM
+# after a timeout), while the worker waited.
+HUB_STOP = 15
+
+
 @pytest.fixture(scope="module")
 def term(tmp_path_factory):
     """A running hub and everything the course term needs; yields a dict
@@ -204,14 +211,19 @@ def term(tmp_path_factory):
     finally:
         if proc is not None:
             started = descendants(proc.pid) | {proc.pid}
+            stopped = True
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)  # the hub stops its servers and proxy
                 try:
-                    proc.wait(timeout=60)
+                    proc.wait(timeout=HUB_STOP)
                 except subprocess.TimeoutExpired:
-                    pass
-            for pid in alive(wait_until_gone(started, 20)):
+                    stopped = False
+            # a hub that stopped took its servers down: they get a moment to
+            # go; one that did not gets no more time (the term is thrown away)
+            left = alive(wait_until_gone(started, 20 if stopped else 0))
+            for pid in left:
                 os.kill(pid, signal.SIGKILL)  # only what this fixture started
+            wait_until_gone(left, 10)  # (userdel refuses an account still in use)
         if log is not None:
             log.close()
             shutil.copyfile(base / "jupyterhub.log", shots / "jupyterhub.log")
