@@ -168,7 +168,12 @@ def test_an_interrupted_take_keeps_the_earlier_copy(tmp_path):
             f"{str(big)!r}, {str(dest)!r}, reader_uid={gate.SANDBOX_UID}, "
             f"reader_gid={gate.SANDBOX_UID}, caps=gate.Caps(file_bytes=2**30, "
             "total_bytes=2**30))")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE)
+    # Ctrl-C as a terminal sends it, whatever this run inherited: a command
+    # started in the background by a shell without job control (`make test &`
+    # in a script) ignores SIGINT, its children inherit that, and Python then
+    # installs no KeyboardInterrupt at all (the take ran to the end, silent)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     # Look only while the taking process is stopped (root writes every byte,
     # so nothing moves then): a take seen half done is still half done when
@@ -184,7 +189,8 @@ def test_an_interrupted_take_keeps_the_earlier_copy(tmp_path):
     proc.send_signal(signal.SIGINT)
     proc.send_signal(signal.SIGCONT)
     try:
-        assert b"KeyboardInterrupt" in proc.communicate(timeout=60)[1]
+        err = proc.communicate(timeout=60)[1]
+        assert b"KeyboardInterrupt" in err, f"exit status {proc.returncode}: {err[-2000:]!r}"
     finally:
         proc.kill()  # (a no-op once it has ended)
     assert_honest(dest)
