@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -63,19 +62,21 @@ def timed(cmd: list[str], cwd: Path | None = None) -> float:
     return time.monotonic() - start
 
 
-def plain_nbgrader(class_dir: Path, tmp: Path) -> float:
+def plain_nbgrader(class_dir: Path, tmp: Path, around: tuple[str, ...] = ()) -> float:
     """nbgrader as its documentation runs it: one course, one autograde,
-    with the environment's own `nbgrader` script."""
+    with the environment's own `nbgrader` script (the autograde run under
+    the command `around`, if any: --profile's py-spy)."""
     course = course_folder(tmp / "plain", ROOT / "source")
     nbgrader = str(BIN / "nbgrader")
     timed([nbgrader, "generate_assignment", "lab", "--force"], course)
     shutil.copytree(class_dir, course / "submitted")
-    return timed([nbgrader, "autograde", "lab", "--force"], course)
+    return timed([*around, nbgrader, "autograde", "lab", "--force"], course)
 
 
-def grade_py(class_dir: Path, out: Path, jobs: int,
-             *extra: str) -> tuple[float, list[dict]]:
-    seconds = timed([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
+def grade_py(class_dir: Path, out: Path, jobs: int, *extra: str,
+             around: tuple[str, ...] = ()) -> tuple[float, list[dict]]:
+    seconds = timed([*around, sys.executable,
+                     str(ROOT / "autograder" / "commands" / "grade.py"),
                      "--submissions", str(class_dir), "--out", str(out),
                      "--jobs", str(jobs), *extra])
     outcomes = [json.loads(p.read_text()) for p in (out / ".students").glob("*/outcome.json")]
@@ -105,20 +106,11 @@ STAGES = (("the judge", "Judge."), ("generate_feedback", ".generate_feedback (")
           ("imports", "_find_and_load ("))
 
 
-def py_spy() -> str:
-    """The py-spy next to this interpreter, or on the PATH."""
-    found = shutil.which("py-spy", path=f"{BIN}:{os.environ.get('PATH', '')}")
-    if found is None:
-        raise SystemExit("--profile needs py-spy: pip install py-spy")
-    return found
-
-
-def sampled(cmd: list[str], cwd: Path, out: Path) -> Path:
-    """Run `cmd` under py-spy (every process it starts); the raw samples."""
-    raw = out.with_suffix(".raw")
-    timed([py_spy(), "record", "--subprocesses", "--gil", "--rate", str(RATE),
-           "--format", "raw", "--output", str(raw), "--", *cmd], cwd)
-    return raw
+def spying(raw: Path) -> tuple[str, ...]:
+    """The command that runs another under py-spy (environment.yml pins it),
+    sampling every process it starts into `raw`."""
+    return (str(BIN / "py-spy"), "record", "--subprocesses", "--gil", "--rate", str(RATE),
+            "--format", "raw", "--output", str(raw), "--")
 
 
 def kind_of(process_frame: str) -> str:
@@ -149,15 +141,9 @@ def profile(tmp: Path) -> int:
     py-spy, and print the seconds each kind of process held the interpreter."""
     one = tmp / "one"
     shutil.copytree(SAMPLE / PROFILED, one / PROFILED)
-    plain_course = course_folder(tmp / "plain", ROOT / "source")
-    nbgrader = str(BIN / "nbgrader")
-    timed([nbgrader, "generate_assignment", "lab", "--force"], plain_course)
-    shutil.copytree(one, plain_course / "submitted")
-    plain = per_kind(sampled([nbgrader, "autograde", "lab", "--force"], plain_course,
-                             tmp / "plain"))
-    ours = per_kind(sampled([sys.executable, str(ROOT / "autograder" / "commands" / "grade.py"),
-                             "--submissions", str(one), "--out", str(tmp / "out"),
-                             "--jobs", "1"], ROOT, tmp / "ours"))
+    plain_nbgrader(one, tmp, around=spying(tmp / "plain.raw"))
+    grade_py(one, tmp / "out", 1, around=spying(tmp / "ours.raw"))
+    plain, ours = per_kind(tmp / "plain.raw"), per_kind(tmp / "ours.raw")
     print(f"{PROFILED} graded alone: seconds each kind of process held the interpreter "
           f"(py-spy --gil, {RATE} samples a second)\n")
     print(f"{'process':<36} {'nbgrader':>9} {'grade.py':>9}")
